@@ -68,14 +68,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def run_parameters(args: argparse.Namespace, output_dir: Path) -> dict:
-    """Parameters to inject: --fast defaults first, explicit options win."""
+def run_parameters(args: argparse.Namespace, output_dir: Path, root: Path) -> dict:
+    """Parameters to inject: --fast defaults first, explicit options win.
+
+    An output folder inside the project is passed relative to it, so a published
+    notebook does not carry this machine's absolute path into its parameters.
+    """
     params = dict(FAST) if args.fast else {}
     for name in FORWARDED:
         value = getattr(args, name)
         if value is not None:
             params[name] = value
-    params["output_dir"] = str(output_dir)
+    inside = output_dir == root or root in output_dir.parents
+    params["output_dir"] = str(output_dir.relative_to(root)) if inside else str(output_dir)
     return params
 
 
@@ -86,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     root = project_root()
     output_dir = resolve_output_dir(args.output_dir)
-    params = run_parameters(args, output_dir)
+    params = run_parameters(args, output_dir, root)
     tag = workload_tag(
         params.get("model_name", "roberta-base"),
         params.get("batch_size", 16),
