@@ -45,43 +45,41 @@ def compile_tensorrt(
     example_inputs: Sequence[torch.Tensor],
     precision: str = "fp16",
     dynamic_batch: tuple[int, int, int] | None = None,
+    shape_ranges: Sequence[tuple[tuple, tuple, tuple]] | None = None,
     attn_bias_is_causal: bool = False,
     **settings,
 ) -> CompiledModel:
-    """Compile with Torch-TensorRT in ``precision``, with an optional dynamic batch.
+    """Compile with Torch-TensorRT in ``precision``, with optional dynamic shapes.
 
-    ``dynamic_batch=(min, opt, max)`` makes dimension 0 of every input dynamic; the
-    other dimensions stay as in ``example_inputs``. An ExportedProgram (from your own
-    ``torch.export``, e.g. for a dynamic sequence length) is compiled as exported, and
-    must already be in the precision asked for. Raises TensorRTUnavailableError (a
-    SkipPath) when TensorRT cannot run here.
+    ``dynamic_batch=(min, opt, max)`` makes dimension 0 of every input dynamic.
+    ``shape_ranges`` gives each input its own ``(min_shape, opt_shape, max_shape)``.
+    Without either, shapes are static. An ExportedProgram (your own ``torch.export``,
+    e.g. with a dynamic sequence length) must already be in the precision asked for.
+    Raises TensorRTUnavailableError (a SkipPath) when TensorRT cannot run here.
     """
     torch_tensorrt = load_torch_tensorrt()
     plan = installed_precision_plan(precision, attn_bias_is_causal)
+    if dynamic_batch is not None:
+        low, opt, high = dynamic_batch
+        shape_ranges = [
+            ((low, *t.shape[1:]), (opt, *t.shape[1:]), (high, *t.shape[1:])) for t in example_inputs
+        ]
+    if shape_ranges is not None:
+        inputs = [
+            torch_tensorrt.Input(min_shape=low, opt_shape=opt, max_shape=high, dtype=t.dtype)
+            for (low, opt, high), t in zip(shape_ranges, example_inputs, strict=True)
+        ]
+    else:
+        inputs = [torch_tensorrt.Input(shape=tuple(t.shape), dtype=t.dtype) for t in example_inputs]
     device = example_inputs[0].device
     start = time.perf_counter()
     if isinstance(model, torch.export.ExportedProgram):
         module = torch_tensorrt.dynamo.compile(
-            model, arg_inputs=list(example_inputs), **plan.settings, **settings
+            model, arg_inputs=inputs, **plan.settings, **settings
         )
     else:
         if plan.cast_dtype is not None:
             model = copy.deepcopy(model).to(plan.cast_dtype)
-        if dynamic_batch is not None:
-            low, opt, high = dynamic_batch
-            inputs = [
-                torch_tensorrt.Input(
-                    min_shape=(low, *t.shape[1:]),
-                    opt_shape=(opt, *t.shape[1:]),
-                    max_shape=(high, *t.shape[1:]),
-                    dtype=t.dtype,
-                )
-                for t in example_inputs
-            ]
-        else:
-            inputs = [
-                torch_tensorrt.Input(shape=tuple(t.shape), dtype=t.dtype) for t in example_inputs
-            ]
         module = torch_tensorrt.compile(
             model, ir="dynamo", inputs=inputs, **plan.settings, **settings
         )
@@ -92,7 +90,8 @@ def compile_tensorrt(
 def compile_torch(model: nn.Module, device: torch.device, mode: str = "default") -> CompiledModel:
     """``torch.compile`` as PyTorch's own answer; compilation happens on the first call.
 
-    ``mode='reduce-overhead'`` wraps the compiled code in CUDA graphs, so it needs a GPU.
+    ``mode='reduce-overhead'`` wraps the compiled code in CUDA graphs and
+    ``'max-autotune'`` also benchmarks kernel choices; both need a GPU.
     ``compile_s`` is 0 here: the cost shows up as the first call's time.
     """
     if mode in ("reduce-overhead", "max-autotune") and device.type != "cuda":
