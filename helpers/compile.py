@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from helpers.errors import SkipPath, check_precision
-from helpers.tensorrt import installed_precision_plan, load_torch_tensorrt
+from helpers.tensorrt import installed_precision_plan, load_torch_tensorrt, quiet_tensorrt_logs
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16}
 
@@ -73,16 +73,17 @@ def compile_tensorrt(
         inputs = [torch_tensorrt.Input(shape=tuple(t.shape), dtype=t.dtype) for t in example_inputs]
     device = example_inputs[0].device
     start = time.perf_counter()
-    if isinstance(model, torch.export.ExportedProgram):
-        module = torch_tensorrt.dynamo.compile(
-            model, arg_inputs=inputs, **plan.settings, **settings
-        )
-    else:
-        if plan.cast_dtype is not None:
-            model = copy.deepcopy(model).to(plan.cast_dtype)
-        module = torch_tensorrt.compile(
-            model, ir="dynamo", inputs=inputs, **plan.settings, **settings
-        )
+    with quiet_tensorrt_logs():
+        if isinstance(model, torch.export.ExportedProgram):
+            module = torch_tensorrt.dynamo.compile(
+                model, arg_inputs=inputs, **plan.settings, **settings
+            )
+        else:
+            if plan.cast_dtype is not None:
+                model = copy.deepcopy(model).to(plan.cast_dtype)
+            module = torch_tensorrt.compile(
+                model, ir="dynamo", inputs=inputs, **plan.settings, **settings
+            )
     _synchronize(device)
     return CompiledModel(module, time.perf_counter() - start, plan.explanation)
 

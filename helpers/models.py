@@ -9,10 +9,10 @@ real model, accuracy figures are labelled as coming from random weights.
 from __future__ import annotations
 
 import os
-import socket
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
 
 import torch
 from torch import nn
@@ -174,17 +174,22 @@ def canonical_name(model_name: str) -> str:
 
 
 def hub_reachable(timeout_s: float = 3.0) -> bool:
-    """True if the hub's host accepts a TCP connection (and offline mode is not forced).
+    """True if the hub answers an HTTP request (and offline mode is not forced).
 
     Asking first avoids transformers' retry loop, which takes ~25 s to give up offline.
+    A real request, not a bare TCP connect: some sandboxes accept connections that
+    lead nowhere, and proxies from the environment must be honoured as the hub
+    client honours them.
     """
     if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
         return False
-    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
     try:
-        with socket.create_connection((host, 443), timeout=timeout_s):
-            return True
-    except OSError:
+        urllib.request.urlopen(urllib.request.Request(endpoint, method="HEAD"), timeout=timeout_s)
+        return True
+    except urllib.error.HTTPError:  # the server answered, even if not with 200
+        return True
+    except (OSError, ValueError):
         return False
 
 

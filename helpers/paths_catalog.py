@@ -129,6 +129,9 @@ def comparison_paths(
             optional=True,
         ),
     ]
+    if precision == "fp16":  # the search for the fastest path: autotuned kernels + CUDA graphs
+        autotuned = torch_compiled(model, "fp16", device, "max-autotune")
+        paths.append(InferencePath("torch.compile fp16 max-autotune", "fp16", autotuned, True))
     return paths
 
 

@@ -6,10 +6,13 @@ precision API changed three times. Everything here works when it is missing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib
+import logging
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import torch
@@ -54,11 +57,29 @@ def load_torch_tensorrt():
     return importlib.import_module("torch_tensorrt")
 
 
+@contextlib.contextmanager
+def quiet_tensorrt_logs():
+    """Keep Torch-TensorRT's hundreds of conversion warnings out of notebook output.
+
+    Errors still show; the compile either succeeds or raises with its message.
+    """
+    logger = logging.getLogger("torch_tensorrt")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            yield
+    finally:
+        logger.setLevel(level)
+
+
 @functools.lru_cache(maxsize=1)
 def tensorrt_status() -> TensorRTStatus:
     """Import torch_tensorrt once and report what is usable, never raising."""
     try:
-        torch_tensorrt = importlib.import_module("torch_tensorrt")
+        with quiet_tensorrt_logs():
+            torch_tensorrt = importlib.import_module("torch_tensorrt")
     except Exception as error:  # ImportError, or OSError from missing TensorRT libraries
         return TensorRTStatus(
             False,
