@@ -259,14 +259,42 @@ def offline_tokenizer(family: str):
     )
 
 
+def in_local_cache(model_name: str) -> bool:
+    """True if the hub cache already holds this model's config (usable offline)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        return isinstance(try_to_load_from_cache(model_name, "config.json"), str)
+    except ValueError:  # not a valid repo id
+        return False
+
+
+def _from_pretrained(model_name: str, online: bool):
+    """Pretrained weights and tokenizer from the hub or its cache."""
+    from transformers import AutoModel, AutoTokenizer
+
+    try:
+        encoder = AutoModel.from_pretrained(
+            model_name, attn_implementation="sdpa", local_files_only=not online
+        )
+        tokenizer = AutoTokenizer.from_pretrained(model_name, local_files_only=not online)
+    except (OSError, ValueError) as error:
+        raise ModelNotAvailableError(
+            f"Cannot load {model_name!r} from the {'hub' if online else 'local cache'}: "
+            f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
+        ) from None
+    return encoder, tokenizer, "pretrained (hub)" if online else "pretrained (local cache)"
+
+
 def load_model(model_name: str = "roberta-base", seed: int = 0) -> LoadedModel:
     """Load ``model_name`` (hub id or local folder) in eval mode, on the CPU.
 
-    Falls back to random weights offline for the names in OFFLINE_ARCHITECTURES and says
-    so in ``note``; any other name that cannot be loaded raises ModelNotAvailableError.
+    Offline (hub unreachable and the model not cached), the names in
+    OFFLINE_ARCHITECTURES fall back to random weights and say so in ``note``, without
+    calling the hub at all (some transformers versions retry for ~25 s even with
+    ``local_files_only``); any other name raises ModelNotAvailableError.
     """
     from transformers import AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
 
     local = Path(model_name).expanduser()
     if local.is_dir():
@@ -275,24 +303,10 @@ def load_model(model_name: str = "roberta-base", seed: int = 0) -> LoadedModel:
         weights, note = "pretrained (local)", f"Loaded {model_name} from a local folder."
     else:
         online = hub_reachable()
-        verbosity = hf_logging.get_verbosity()
-        hf_logging.set_verbosity_error()  # the fallback below explains a miss better
-        try:
-            encoder = AutoModel.from_pretrained(
-                model_name, attn_implementation="sdpa", local_files_only=not online
-            )
-            tokenizer = AutoTokenizer.from_pretrained(model_name, local_files_only=not online)
-            weights = "pretrained (hub)" if online else "pretrained (local cache)"
+        if online or in_local_cache(model_name):
+            encoder, tokenizer, weights = _from_pretrained(model_name, online)
             note = f"Loaded pretrained {model_name} ({weights})."
-        except (OSError, ValueError) as error:
-            if canonical_name(model_name) not in OFFLINE_ARCHITECTURES:
-                known = ", ".join(sorted(OFFLINE_ARCHITECTURES))
-                raise ModelNotAvailableError(
-                    f"Cannot load {model_name!r}: the hub is "
-                    f"{'reachable but refused it' if online else 'unreachable'} and it is "
-                    f"not in the local cache ({type(error).__name__}). Offline, use a local "
-                    f"folder or one of the architectures we can rebuild: {known}."
-                ) from None
+        elif canonical_name(model_name) in OFFLINE_ARCHITECTURES:
             torch.manual_seed(seed)
             config = offline_config(model_name)
             encoder = AutoModel.from_config(config, attn_implementation="sdpa")
@@ -303,8 +317,13 @@ def load_model(model_name: str = "roberta-base", seed: int = 0) -> LoadedModel:
                 f"(seed {seed}) and an offline tokenizer. Latency is the real architecture's; "
                 "accuracy figures below compare random-weight models."
             )
-        finally:
-            hf_logging.set_verbosity(verbosity)
+        else:
+            known = ", ".join(sorted(OFFLINE_ARCHITECTURES))
+            raise ModelNotAvailableError(
+                f"Cannot load {model_name!r}: the hub is unreachable and it is not in the local "
+                f"cache. Offline, use a local folder or one of the architectures we can "
+                f"rebuild: {known}."
+            )
     model = EncoderForInference(encoder.eval()).eval()
     return LoadedModel(
         model=model, tokenizer=tokenizer, name=model_name, weights=weights, note=note

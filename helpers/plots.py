@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,7 +32,7 @@ def plot_latency(results: Sequence[PathResult], title: str, path: Path | None = 
             ax.text(value, y, f" {value:.3g} ms", va="center", fontsize=8)
         ax.invert_yaxis()
     ax.set_xlabel("latency per batch, ms (bar: median, whisker: p90)")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(textwrap.fill(title, 80), fontsize=9)
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=100)
@@ -51,7 +52,7 @@ def plot_abs_diff_kde(
         sns.kdeplot(x=values, ax=ax, label=label, log_scale=True, fill=True, alpha=0.3)
     ax.axvline(threshold, color="black", linestyle="--", label=f"threshold {threshold:g}")
     ax.set_xlabel("absolute difference from eager FP32 (log scale)")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(textwrap.fill(title, 80), fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     if path is not None:

@@ -84,3 +84,32 @@ def test_other_architectures_have_offline_fallbacks(name, pad):
 
 def test_aliases_with_an_organisation_resolve_offline():
     assert load_model("FacebookAI/roberta-base").config.num_hidden_layers == 12
+
+
+def test_offline_fallback_never_asks_the_hub(monkeypatch):
+    import transformers
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("from_pretrained called while offline")
+
+    monkeypatch.setattr(transformers.AutoModel, "from_pretrained", refuse)
+    assert load_model("roberta-base").random_weights
+
+
+def test_hub_probe_says_no_quickly_for_a_closed_port(monkeypatch):
+    import time
+
+    from helpers.models import hub_reachable
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # discard port: nothing listens
+    start = time.perf_counter()
+    assert hub_reachable(timeout_s=2.0) is False
+    assert time.perf_counter() - start < 5
+
+
+def test_forced_offline_mode_is_respected(monkeypatch):
+    from helpers.models import hub_reachable
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert hub_reachable() is False
