@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+#: Set by the test suite so that re-executing the published notebooks (nbval) writes
+#: its records and figures elsewhere instead of over the committed GPU results.
+TEST_OUTPUT_ENV = "SERIES_TEST_OUTPUT_DIR"
 
 
 def project_root(start: Path | None = None) -> Path:
@@ -19,7 +24,13 @@ def project_root(start: Path | None = None) -> Path:
 
 
 def resolve_output_dir(output_dir: str | Path) -> Path:
-    """An absolute output folder; relative ones are taken from the project root."""
+    """An absolute output folder; relative ones are taken from the project root.
+
+    The default ``"."`` (the published results/ and figures/) is redirected to
+    ``$SERIES_TEST_OUTPUT_DIR`` when the test suite sets it.
+    """
+    if str(output_dir) == "." and os.environ.get(TEST_OUTPUT_ENV):
+        return Path(os.environ[TEST_OUTPUT_ENV])
     path = Path(output_dir).expanduser()
     return path if path.is_absolute() else project_root() / path
 

@@ -4,7 +4,7 @@
     python -m helpers.series --model-name bert-base-uncased --fast
     python -m helpers.series --only 02,03 --batch-size 64 --seq-len 512 --resume
 
-Executed notebooks go to ``<output-dir>/executed/`` (or replace the originals with
+Executed notebooks go to ``<output-dir>/results/executed/`` (or replace the originals with
 ``--in-place``), records to ``<output-dir>/results/records/``, figures to
 ``<output-dir>/figures/``; ``<output-dir>/results/RESULTS.md`` is rebuilt from all
 records there and ``RUN.md`` lists each notebook's status and time.
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.in_place:
             target = notebook
         else:
-            target = output_dir / "executed" / f"{key}.ipynb"
+            target = output_dir / "results" / "executed" / f"{key}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
         try:

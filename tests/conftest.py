@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 
+from helpers.paths import TEST_OUTPUT_ENV
+
 # Tests never reach the hub: CI has no network, and a test must not depend on it.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# nbval re-executes the published notebooks; their records and figures go here instead
+# of over the committed GPU results (kernels inherit this environment).
+os.environ.setdefault(TEST_OUTPUT_ENV, tempfile.mkdtemp(prefix="series-test-output-"))
 
 
 @pytest.fixture(scope="session")

@@ -68,3 +68,13 @@ def test_report_command_writes_markdown(tmp_path, capsys):
 def test_report_command_rejects_a_missing_folder(tmp_path):
     with pytest.raises(SystemExit):
         main([str(tmp_path / "missing")])
+
+
+def test_test_runs_never_write_over_the_published_results(monkeypatch, tmp_path):
+    from helpers.paths import TEST_OUTPUT_ENV, project_root, resolve_output_dir
+
+    monkeypatch.setenv(TEST_OUTPUT_ENV, str(tmp_path))
+    assert resolve_output_dir(".") == tmp_path
+    assert resolve_output_dir("runs/x") == project_root() / "runs" / "x"
+    monkeypatch.delenv(TEST_OUTPUT_ENV)
+    assert resolve_output_dir(".") == project_root()
