@@ -16,6 +16,9 @@ import torch
 
 from helpers.tensorrt import tensorrt_status
 
+#: Compute capabilities TensorRT-RTX lists as supported (Turing to Blackwell RTX GPUs).
+RTX_SUPPORTED = ("7.5", "8.6", "8.9", "12.0")
+
 
 class DeviceUnavailableError(RuntimeError):
     """The requested device does not exist on this machine."""
@@ -106,6 +109,12 @@ def environment_report(device: torch.device | str = "auto") -> dict:
             driver=_nvidia_driver(),
             gpu_memory_gib=round(props.total_memory / 2**30, 1),
         )
+        if trt.build == "RTX" and report["compute_capability"] not in RTX_SUPPORTED:
+            report["caveat"] = (
+                f"TensorRT-RTX does not officially support compute capability "
+                f"{report['compute_capability']} (it lists {', '.join(RTX_SUPPORTED)}): its "
+                "timings here are not what regular TensorRT would give"
+            )
     return report
 
 
