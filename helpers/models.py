@@ -40,40 +40,25 @@ SAMPLE_TEXT = (
     "Measured carefully, the speed-up is real but rarely the headline number."
 )
 
+_ROBERTA_BASE = dict(
+    vocab_size=50265,
+    hidden_size=768,
+    num_hidden_layers=12,
+    num_attention_heads=12,
+    intermediate_size=3072,
+    max_position_embeddings=514,
+    type_vocab_size=1,
+    layer_norm_eps=1e-5,
+    pad_token_id=1,
+    bos_token_id=0,
+    eos_token_id=2,
+)
+
 #: Architectures we can rebuild without the hub: the exact published configs.
 OFFLINE_ARCHITECTURES: dict[str, tuple[str, dict]] = {
-    "roberta-base": (
-        "roberta",
-        dict(
-            vocab_size=50265,
-            hidden_size=768,
-            num_hidden_layers=12,
-            num_attention_heads=12,
-            intermediate_size=3072,
-            max_position_embeddings=514,
-            type_vocab_size=1,
-            layer_norm_eps=1e-5,
-            pad_token_id=1,
-            bos_token_id=0,
-            eos_token_id=2,
-        ),
-    ),
-    "distilroberta-base": (
-        "roberta",
-        dict(
-            vocab_size=50265,
-            hidden_size=768,
-            num_hidden_layers=6,
-            num_attention_heads=12,
-            intermediate_size=3072,
-            max_position_embeddings=514,
-            type_vocab_size=1,
-            layer_norm_eps=1e-5,
-            pad_token_id=1,
-            bos_token_id=0,
-            eos_token_id=2,
-        ),
-    ),
+    "roberta-base": ("roberta", _ROBERTA_BASE),
+    # distilroberta-base is roberta-base with half the layers.
+    "distilroberta-base": ("roberta", {**_ROBERTA_BASE, "num_hidden_layers": 6}),
     "bert-base-uncased": (
         "bert",
         dict(
