@@ -37,7 +37,7 @@ class PathResult:
     first_call_s: float | None = None
     latency: LatencyStats | None = None
     diff: OutputDiff | None = None
-    peak_memory_mb: float | None = None
+    peak_memory_mb: float | None = None  # torch allocator peak over build + run (CUDA)
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -112,26 +112,35 @@ def measure_path(
     )
 
 
-def results_frame(results: Sequence[PathResult], baseline: str = "eager fp32") -> pd.DataFrame:
-    """A table of paths with speed-ups against ``baseline`` measured in the same run."""
-    base = next((r for r in results if r.name == baseline and r.latency), None)
+def comparison_rows(results: Sequence[dict], baseline: str = "eager fp32") -> list[dict]:
+    """Rows of a comparison (results as dicts, as in records), with speed-ups against
+    ``baseline`` measured in the same run; paths that did not run keep their reason."""
+    base = next((r for r in results if r["name"] == baseline and r.get("latency")), None)
     rows = []
     for r in results:
-        row = {"path": r.name, "status": r.status}
-        if r.latency:
+        lat, diff = r.get("latency"), r.get("diff")
+        status = r["status"] if r["status"] == "ok" else f"{r['status']}: {r['reason']}"
+        row = {"path": r["name"], "status": status}
+        if lat:
             row.update(
-                p50_ms=r.latency.median_ms,
-                p90_ms=r.latency.p90_ms,
-                n=r.latency.count,
-                speedup=base.latency.median_ms / r.latency.median_ms if base else None,
-                compile_s=r.compile_s,
-                first_call_s=r.first_call_s,
-                max_abs_diff=r.diff.max_abs if r.diff else None,
-                min_cosine=r.diff.min_cosine if r.diff else None,
-                peak_mem_mb=r.peak_memory_mb,
+                p50_ms=lat["median_ms"],
+                p90_ms=lat["p90_ms"],
+                n=lat["count"],
+                speedup=base["latency"]["median_ms"] / lat["median_ms"] if base else None,
+                achieved_tflops=r.get("achieved_tflops"),
+                pct_of_peak=r.get("pct_of_peak"),
+                roofline_ms=r.get("roofline_ms"),
+                compile_s=r.get("compile_s"),
+                first_call_s=r.get("first_call_s"),
+                max_abs_diff=diff["max_abs"] if diff else None,
+                min_cosine=diff["min_cosine"] if diff else None,
+                peak_mem_mb=r.get("peak_memory_mb"),
             )
-            row.update(r.extra)
-        else:
-            row["reason"] = r.reason
         rows.append(row)
+    return rows
+
+
+def results_frame(results: Sequence[PathResult], baseline: str = "eager fp32") -> pd.DataFrame:
+    """The comparison as a table for a notebook (see ``comparison_rows``)."""
+    rows = comparison_rows([r.to_dict() for r in results], baseline)
     return pd.DataFrame(rows).set_index("path")
