@@ -16,6 +16,7 @@ from torch import nn
 
 from helpers.errors import SkipPath, check_precision
 from helpers.tensorrt import installed_precision_plan, load_torch_tensorrt, quiet_tensorrt_logs
+from helpers.timing import synchronize
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16}
 
@@ -29,13 +30,11 @@ class CompiledModel:
     how: str
 
 
-def _synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def model_in_precision(model: nn.Module, precision: str) -> nn.Module:
-    """A copy of ``model`` in ``precision`` (the original stays FP32 as the reference)."""
+    """``model`` in ``precision``: an FP16 copy, or the model itself for FP32.
+
+    The original stays FP32, so it remains the reference every path is compared with.
+    """
     dtype = DTYPES[check_precision(precision)]
     return copy.deepcopy(model).to(dtype) if dtype != torch.float32 else model
 
@@ -84,7 +83,7 @@ def compile_tensorrt(
             module = torch_tensorrt.compile(
                 model, ir="dynamo", inputs=inputs, **plan.settings, **settings
             )
-    _synchronize(device)
+    synchronize(device)
     return CompiledModel(module, time.perf_counter() - start, plan.explanation)
 
 

@@ -65,7 +65,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--kernel", default="python3", help="Jupyter kernel name")
     parser.add_argument("--timeout", type=int, default=3600, help="seconds allowed per cell")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    for name in ("batch_size", "seq_len", "iterations"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    if args.warmup is not None and args.warmup < 0:
+        parser.error(f"--warmup must be at least 0, got {args.warmup}")
+    return args
 
 
 def run_parameters(args: argparse.Namespace, output_dir: Path, root: Path) -> dict:

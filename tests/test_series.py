@@ -52,3 +52,10 @@ def test_series_runs_headless_and_writes_records(tmp_path, model_name):
         main(["--fast", "--output-dir", str(tmp_path), "--model-name", model_name, "--resume"]) == 0
     )
     assert (tmp_path / "results" / "run-status.json").read_text() == before
+
+
+@pytest.mark.parametrize("args", [["--batch-size", "0"], ["--seq-len", "-4"], ["--warmup", "-1"]])
+def test_bad_numbers_are_rejected_before_any_notebook_runs(args, capsys):
+    with pytest.raises(SystemExit):
+        main(args)
+    assert "must be at least" in capsys.readouterr().err
