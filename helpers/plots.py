@@ -17,7 +17,7 @@ from helpers.benchmark import PathResult
 def plot_latency(results: Sequence[PathResult], title: str, path: Path | None = None):
     """Median latency per path with whiskers to p90 (paths that did not run are left out)."""
     measured = [r for r in results if r.latency is not None]
-    fig, ax = plt.subplots(figsize=(7, 0.5 + 0.45 * max(len(measured), 1)))
+    fig, ax = plt.subplots(figsize=(7, 1.5 + 0.45 * max(len(measured), 1)))
     if measured:
         medians = np.array([r.latency.median_ms for r in measured])
         p90 = np.array([r.latency.p90_ms for r in measured])
