@@ -3,7 +3,8 @@
 Modules, one job each: ``models`` (load + batch), ``timing`` (latency),
 ``compare`` (accuracy), ``compile`` (fast paths), ``tensorrt`` (version dialects),
 ``benchmark`` (one path end to end), ``roofline`` (FLOPs and ceilings), ``plots``,
-``environment``, ``records``, ``report`` and ``series`` (run everything).
+``environment``, ``records``, ``report``, ``series`` (run everything), ``widgets``
+(explore instead of rerun) and ``colab`` (the notebooks' Colab cells).
 """
 
 from helpers.benchmark import PathResult, measure_path, results_frame

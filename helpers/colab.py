@@ -108,7 +108,8 @@ def stamp_notebook(path: Path, repo: str = "", branch: str = "main") -> bool:
     if _GITHUB.match(repo):
         title = f"{title}\n\n{badge_markdown(repo, path.name, branch)}"
     cells[0]["source"] = _lines(title)
-    new_text = json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    new_text = json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False)
+    new_text += "\n" if text.endswith("\n") else ""  # keep the writer's convention
     if new_text == text:
         return False
     path.write_text(new_text)
