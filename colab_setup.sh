@@ -92,5 +92,5 @@ run "$PIP -r '$HERE/requirements.txt' nvidia-modelopt -c '$CONSTRAINTS'"
 run "$PIP -e '$HERE' -c '$CONSTRAINTS'"
 run "python3 -c 'import helpers as h; print(h.format_report(h.environment_report()))'"
 echo
-echo "Done. If this notebook had already imported torch, numpy or transformers before this"
-echo "cell, restart the runtime (Runtime > Restart session) and run the notebook from the top."
+echo "Done. Run by hand in a live kernel that had already imported torch, numpy or transformers?"
+echo "Then restart it (Colab: Runtime > Restart session). The notebooks' setup cell checks this."
