@@ -131,8 +131,11 @@ def check_notebook(path: Path) -> list[str]:
     if setup > _parameters_heading(cells):
         problems.append(f"{path.name}: the setup cell must come before the parameters")
     title = "".join(cells[0]["source"])
-    if _GITHUB.match(repo) and badge_markdown(repo, path.name) not in title:
-        problems.append(f"{path.name}: the title cell lacks the badge for {repo}")
+    if _GITHUB.match(repo):
+        on_github = colab_url(repo, path.name).split("/blob/")[0] + "/blob/"
+        badge = re.search(r"\[!\[Open In Colab\]\((.*)\)\]\((.*)\)", title)
+        if not (badge and badge[2].startswith(on_github) and badge[2].endswith(path.name)):
+            problems.append(f"{path.name}: the title cell lacks the badge for {repo}")
     return problems
 
 

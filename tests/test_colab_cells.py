@@ -69,10 +69,22 @@ def test_stamping_writes_badge_and_address_and_is_idempotent(tmp_path):
     )
     assert check_notebook(notebook) == []
     assert not stamp_notebook(notebook, GITHUB_REPO), "a second stamp must change nothing"
+    assert stamp_notebook(notebook, GITHUB_REPO, branch="dev")
+    assert check_notebook(notebook) == []  # any branch is a valid badge
 
     assert stamp_notebook(notebook, "")  # back to no address: the badge goes too
     assert "Open In Colab" not in "".join(json.loads(notebook.read_text())["cells"][0]["source"])
     assert notebook.read_text() == NOTEBOOKS[1].read_text()
+
+
+def test_check_reports_a_missing_badge(tmp_path):
+    notebook = tmp_path / NOTEBOOKS[0].name
+    shutil.copy(NOTEBOOKS[0], notebook)
+    stamp_notebook(notebook, GITHUB_REPO)
+    data = json.loads(notebook.read_text())
+    data["cells"][0]["source"] = ["# title only"]
+    notebook.write_text(json.dumps(data))
+    assert any("lacks the badge" in p for p in check_notebook(notebook))
 
 
 def test_check_reports_a_stale_or_missing_setup_cell(tmp_path):
