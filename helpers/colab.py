@@ -29,8 +29,9 @@ _REPO_LINE = re.compile(r'^SERIES_REPO = "(.*)"', re.MULTILINE)
 SETUP_INTRO = """## Run in Colab
 
 In Colab, the next cell fetches the series and runs `colab_setup.sh`, which installs the
-Torch-TensorRT release that matches Colab's torch without replacing it (a few minutes the
-first time, seconds after). Anywhere else it does nothing. If it asks for a restart, use
+Torch-TensorRT release that matches Colab's torch without replacing it (the first time it
+downloads torch-tensorrt and TensorRT; later runs skip what is installed). Anywhere else it
+does nothing. If it asks for a restart, use
 *Runtime > Restart session*, then run all cells again."""
 
 _SETUP_TEMPLATE = """\
@@ -103,6 +104,8 @@ def stamp_notebook(path: Path, repo: str = "", branch: str = "main") -> bool:
         ]
     else:
         cells[setup]["source"] = _lines(setup_cell_source(repo))
+        if setup and cells[setup - 1]["cell_type"] == "markdown":
+            cells[setup - 1]["source"] = _lines(SETUP_INTRO)
     title = "".join(cells[0]["source"])
     title = _BADGE_LINE.sub("", title).rstrip("\n")
     if _GITHUB.match(repo):
@@ -128,6 +131,8 @@ def check_notebook(path: Path) -> list[str]:
     problems = []
     if source != setup_cell_source(repo):
         problems.append(f"{path.name}: the setup cell differs from the template")
+    if not setup or "".join(cells[setup - 1]["source"]) != SETUP_INTRO:
+        problems.append(f"{path.name}: the 'Run in Colab' text above the setup cell is stale")
     if setup > _parameters_heading(cells):
         problems.append(f"{path.name}: the setup cell must come before the parameters")
     title = "".join(cells[0]["source"])

@@ -92,8 +92,13 @@ def test_check_reports_a_stale_or_missing_setup_cell(tmp_path):
     data = json.loads(NOTEBOOKS[0].read_text())
     setup = next(c for c in data["cells"] if SETUP_TAG in c["metadata"].get("tags", []))
     setup["source"].append("\nprint('edited by hand')")
+    data["cells"][data["cells"].index(setup) - 1]["source"] = ["## Old instructions"]
     notebook.write_text(json.dumps(data))
-    assert any("differs from the template" in p for p in check_notebook(notebook))
+    problems = check_notebook(notebook)
+    assert any("differs from the template" in p for p in problems)
+    assert any("text above the setup cell is stale" in p for p in problems)
+    stamp_notebook(notebook)
+    assert check_notebook(notebook) == []
     setup["metadata"]["tags"] = []
     notebook.write_text(json.dumps(data))
     assert any("no cell tagged" in p for p in check_notebook(notebook))
