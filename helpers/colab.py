@@ -30,9 +30,9 @@ SETUP_INTRO = """## Run in Colab
 
 In Colab, the next cell fetches the series and runs `colab_setup.sh`, which installs the
 Torch-TensorRT release that matches Colab's torch without replacing it (the first time it
-downloads torch-tensorrt and TensorRT; later runs skip what is installed). Anywhere else it
-does nothing. If it asks for a restart, use
-*Runtime > Restart session*, then run all cells again."""
+downloads torch-tensorrt and TensorRT; later runs skip what is installed). If it asks for a
+restart, use *Runtime > Restart session*, then run all cells again. Outside Colab the cell
+does nothing."""
 
 _SETUP_TEMPLATE = """\
 # Colab only: fetch the series, install a matching torch-tensorrt. Elsewhere: nothing.
