@@ -19,11 +19,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from helpers.series import notebooks as series_notebooks
+
 SETUP_TAG = "colab-setup"
 SERIES_DIR = "/content/trt-transformer-series"
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 _GITHUB = re.compile(r"^https://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
-_BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]\(.*$\n?", re.MULTILINE)
+#: The badge as badge_markdown() writes it, on a line of its own; group 1 is the link.
+_BADGE = re.compile(r"^\[!\[Open In Colab\]\([^)]*\)\]\(([^)]*)\)$\n?", re.MULTILINE)
 _REPO_LINE = re.compile(r'^SERIES_REPO = "(.*)"', re.MULTILINE)
 
 SETUP_INTRO = """## Run in Colab
@@ -107,7 +110,7 @@ def stamp_notebook(path: Path, repo: str = "", branch: str = "main") -> bool:
         if setup and cells[setup - 1]["cell_type"] == "markdown":
             cells[setup - 1]["source"] = _lines(SETUP_INTRO)
     title = "".join(cells[0]["source"])
-    title = _BADGE_LINE.sub("", title).rstrip("\n")
+    title = _BADGE.sub("", title).rstrip("\n")
     if _GITHUB.match(repo):
         title = f"{title}\n\n{badge_markdown(repo, path.name, branch)}"
     cells[0]["source"] = _lines(title)
@@ -138,15 +141,10 @@ def check_notebook(path: Path) -> list[str]:
     title = "".join(cells[0]["source"])
     if _GITHUB.match(repo):
         on_github = colab_url(repo, path.name).split("/blob/")[0] + "/blob/"
-        badge = re.search(r"\[!\[Open In Colab\]\((.*)\)\]\((.*)\)", title)
-        if not (badge and badge[2].startswith(on_github) and badge[2].endswith(path.name)):
+        badge = _BADGE.search(title)
+        if not (badge and badge[1].startswith(on_github) and badge[1].endswith(path.name)):
             problems.append(f"{path.name}: the title cell lacks the badge for {repo}")
     return problems
-
-
-def series_notebooks(root: Path) -> list[Path]:
-    """The numbered notebooks of the series."""
-    return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
 def _find_setup_cell(cells: list[dict]) -> int | None:

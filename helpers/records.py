@@ -11,12 +11,13 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
+from helpers.models import canonical_name
 from helpers.paths import resolve_output_dir
 
 
 def workload_tag(model_name: str, batch_size: int, seq_len: int) -> str:
     """'roberta-base_b16_s32': names files so runs of other workloads do not collide."""
-    model = re.sub(r"[^A-Za-z0-9.-]+", "-", model_name.rstrip("/").split("/")[-1])
+    model = re.sub(r"[^A-Za-z0-9.-]+", "-", canonical_name(model_name))
     return f"{model}_b{batch_size}_s{seq_len}"
 
 

@@ -19,11 +19,11 @@ from helpers.colab import (
     check_notebook,
     colab_url,
     main,
-    series_notebooks,
     setup_cell_source,
     stamp_notebook,
 )
 from helpers.paths import project_root
+from helpers.series import notebooks as series_notebooks
 
 NOTEBOOKS = series_notebooks(project_root())
 GITHUB_REPO = "https://github.com/example-org/trt-series"
