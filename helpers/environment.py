@@ -1,7 +1,7 @@
-"""What ran the numbers: device, versions, TensorRT build.
+"""What ran the numbers: device, versions, TensorRT build, and the caveats they imply.
 
 Every speed figure in the series is printed next to this report, because a latency
-without its GPU, driver and TensorRT build is not reproducible.
+without its GPU, driver and TensorRT build cannot be reproduced.
 """
 
 from __future__ import annotations
@@ -14,19 +14,11 @@ from importlib import metadata
 
 import torch
 
-from helpers.tensorrt import tensorrt_status
+from helpers.errors import DeviceUnavailableError
+from helpers.trt_compat import tensorrt_status
 
 #: Compute capabilities TensorRT-RTX lists as supported (Turing to Blackwell RTX GPUs).
 RTX_SUPPORTED = ("7.5", "8.6", "8.9", "12.0")
-
-
-class DeviceUnavailableError(RuntimeError):
-    """The requested device does not exist on this machine."""
-
-
-def in_colab() -> bool:
-    """True inside a Google Colab runtime."""
-    return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -34,26 +26,20 @@ def resolve_device(device: str = "auto") -> torch.device:
     choice = str(device).lower()
     if choice == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if choice.startswith("cuda"):
-        if not torch.cuda.is_available():
-            cuda = torch.version.cuda
-            build = "a CPU-only build" if cuda is None else f"CUDA {cuda}"
-            raise DeviceUnavailableError(
-                f"device={device!r} was requested but no CUDA GPU is visible (torch "
-                f"{torch.__version__}, {build}). In Colab choose Runtime > Change runtime type "
-                "> GPU; elsewhere use device='auto' or 'cpu'."
-            )
-        return torch.device(choice)
     if choice == "cpu":
         return torch.device("cpu")
+    if choice == "cuda" or choice.startswith("cuda:"):
+        if not torch.cuda.is_available():
+            build = (
+                "a CPU-only build" if torch.version.cuda is None else f"CUDA {torch.version.cuda}"
+            )
+            raise DeviceUnavailableError(
+                f"device={device!r} but no CUDA GPU is visible (torch {torch.__version__}, "
+                f"{build}); in Colab choose Runtime > Change runtime type > GPU, elsewhere use "
+                "device='auto' or 'cpu'"
+            )
+        return torch.device(choice)
     raise DeviceUnavailableError(f"device={device!r} is not one of 'auto', 'cpu', 'cuda'")
-
-
-def _package_version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def _nvidia_driver() -> str | None:
@@ -80,6 +66,26 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def caveats(report: dict, weights: str | None = None) -> list[str]:
+    """What a reader must know before trusting this run's numbers, from the report."""
+    notes = []
+    capability = report.get("compute_capability")
+    if report.get("tensorrt_build") == "RTX" and capability and capability not in RTX_SUPPORTED:
+        notes.append(
+            f"TensorRT here is the RTX build, which does not officially support compute "
+            f"capability {capability} (it lists {', '.join(RTX_SUPPORTED)}): its timings are "
+            "not what regular TensorRT would give on this GPU."
+        )
+    if weights and weights.startswith("random"):
+        notes.append(
+            "The weights are random (hub unreachable): latencies are the real architecture's, "
+            "accuracy statistics compare random-weight models."
+        )
+    if report.get("device") == "cpu":
+        notes.append("No GPU: TensorRT and CUDA-graph steps are skipped, each with its reason.")
+    return notes
+
+
 def environment_report(device: torch.device | str = "auto") -> dict:
     """A flat dict of everything that shapes a measurement, for printing and records."""
     device = resolve_device(str(device))
@@ -93,13 +99,13 @@ def environment_report(device: torch.device | str = "auto") -> dict:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "torch_cuda": torch.version.cuda,
-        "transformers": _package_version("transformers"),
+        "transformers": metadata.version("transformers"),
         "torch_tensorrt": trt.version,
         "tensorrt": trt.tensorrt_version,
         "tensorrt_build": trt.build,
         "tensorrt_available": trt.available,
         "tensorrt_reason": trt.reason,
-        "colab": in_colab(),
+        "colab": "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ,
     }
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
@@ -109,12 +115,6 @@ def environment_report(device: torch.device | str = "auto") -> dict:
             driver=_nvidia_driver(),
             gpu_memory_gib=round(props.total_memory / 2**30, 1),
         )
-        if trt.build == "RTX" and report["compute_capability"] not in RTX_SUPPORTED:
-            report["caveat"] = (
-                f"TensorRT-RTX does not officially support compute capability "
-                f"{report['compute_capability']} (it lists {', '.join(RTX_SUPPORTED)}): its "
-                "timings here are not what regular TensorRT would give"
-            )
     return report
 
 

@@ -1,4 +1,4 @@
-"""The two pictures of the series: latency bars and the distribution of differences."""
+"""The series' figures; imported where a figure is drawn, so ``import helpers`` stays light."""
 
 from __future__ import annotations
 
@@ -11,28 +11,40 @@ import numpy as np
 import seaborn as sns
 import torch
 
-from helpers.benchmark import PathResult
+from helpers.results import PathResult
+
+#: One colour per family of paths, so that a reader can follow a family across figures.
+FAMILIES = ("eager", "torch.compile", "torch-tensorrt", "cuda graph")
+
+
+def family(name: str) -> str:
+    """The family a path's name belongs to (the last match wins: 'eager + cuda graph')."""
+    found = [f for f in FAMILIES if f in name.lower()]
+    return found[-1] if found else "other"
 
 
 def plot_latency(results: Sequence[PathResult], title: str, path: Path | None = None):
-    """Median latency per path with whiskers to p90 (paths that did not run are left out)."""
-    measured = [r for r in results if r.latency is not None]
-    fig, ax = plt.subplots(figsize=(7, 1.5 + 0.45 * max(len(measured), 1)))
-    if measured:
-        medians = np.array([r.latency.median_ms for r in measured])
-        p90 = np.array([r.latency.p90_ms for r in measured])
+    """Median latency per path with whiskers to p90; paths without a time say why."""
+    colours = dict(zip((*FAMILIES, "other"), sns.color_palette("colorblind", 5), strict=True))
+    fig, ax = plt.subplots(figsize=(8, 1.6 + 0.42 * max(len(results), 1)))
+    timed = [r.latency.median_ms for r in results if r.latency]
+    right = max(timed, default=1.0)
+    for y, result in enumerate(results):
+        if result.latency is None:
+            ax.text(
+                0, y, f" {result.status.upper()}: {result.reason[:70]}", va="center", fontsize=7
+            )
+            continue
+        median, p90 = result.latency.median_ms, result.latency.p90_ms
         ax.barh(
-            [r.name for r in measured],
-            medians,
-            xerr=[np.zeros_like(medians), p90 - medians],
-            color=sns.color_palette("colorblind", len(measured)),
-            capsize=3,
+            y, median, xerr=[[0], [p90 - median]], capsize=3, color=colours[family(result.name)]
         )
-        for y, value in enumerate(medians):
-            ax.text(value, y, f" {value:.3g} ms", va="center", fontsize=8)
-        ax.invert_yaxis()
+        ax.text(median, y, f"  {median:.3g} ms", va="center", fontsize=8)
+    ax.set_yticks(range(len(results)), [r.name for r in results])
+    ax.set_xlim(0, right * 1.35)
+    ax.invert_yaxis()
     ax.set_xlabel("latency per batch, ms (bar: median, whisker: p90)")
-    ax.set_title(textwrap.fill(title, 80), fontsize=9)
+    ax.set_title(textwrap.fill(title, 90), fontsize=9)
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=100)
@@ -51,7 +63,7 @@ def plot_abs_diff_kde(
             values = np.random.default_rng(0).choice(values, 200_000, replace=False)
         sns.kdeplot(x=values, ax=ax, label=label, log_scale=True, fill=True, alpha=0.3)
     ax.axvline(threshold, color="black", linestyle="--", label=f"threshold {threshold:g}")
-    ax.set_xlabel("absolute difference from eager FP32 (log scale)")
+    ax.set_xlabel("absolute difference from eager FP32, real tokens only (log scale)")
     ax.set_title(textwrap.fill(title, 80), fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()

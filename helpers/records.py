@@ -1,29 +1,50 @@
-"""One JSON record per notebook run: parameters, environment, measurements.
+"""Where a run's outputs go, and the JSON record each notebook leaves behind.
 
-Records are what the results table and the tests read back; numbers are never typed
-into the README by hand.
+Records are what the results table and the tests read back: numbers are never typed into
+the README by hand. Relative output folders start at the project root, whichever folder a
+notebook runs in.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import re
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from helpers.models import canonical_name
-from helpers.paths import resolve_output_dir
+from helpers.offline import canonical_name
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The nearest folder at or above ``start`` holding both notebooks/ and helpers/."""
+    start = (start or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / "notebooks").is_dir() and (folder / "helpers").is_dir():
+            return folder
+    return start
+
+
+def output_path(output_dir: str | Path, *parts: str) -> Path:
+    """``<output_dir>/<parts...>``, relative folders taken from the project root."""
+    folder = Path(output_dir).expanduser()
+    folder = folder if folder.is_absolute() else project_root() / folder
+    path = folder.joinpath(*parts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def workload_tag(model_name: str, batch_size: int, seq_len: int) -> str:
-    """'roberta-base_b16_s32': names files so runs of other workloads do not collide."""
+    """'roberta-base_b16_s32': names files so that workloads do not collide."""
     model = re.sub(r"[^A-Za-z0-9.-]+", "-", canonical_name(model_name))
     return f"{model}_b{batch_size}_s{seq_len}"
 
 
 def _jsonable(value):
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
+    if dataclasses.is_dataclass(value):
+        return _jsonable(dataclasses.asdict(value))
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set):
@@ -35,26 +56,31 @@ def _jsonable(value):
 
 def save_record(
     notebook: str,
+    *,
     parameters: dict,
     environment: dict,
-    results: list | None = None,
-    output_dir: str = ".",
+    results: Sequence = (),
+    output_dir: str | Path,
     **extra,
 ) -> Path:
-    """Write ``<output_dir>/results/records/<notebook>_<workload>.json`` and return its path."""
+    """Write ``<output_dir>/results/records/<notebook>_<workload>.json``; return its path.
+
+    ``run_id`` comes from the series runner (``SERIES_RUN_ID``), so that a table built
+    from records can tell runs apart; a notebook run by hand is its own run.
+    """
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     record = {
         "notebook": notebook,
-        "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created_utc": created,
+        "run_id": os.environ.get("SERIES_RUN_ID", f"interactive {created}"),
         "parameters": parameters,
         "environment": environment,
-        "results": results or [],
+        "results": list(results),
         **extra,
     }
     tag = workload_tag(parameters["model_name"], parameters["batch_size"], parameters["seq_len"])
-    folder = resolve_output_dir(output_dir) / "results" / "records"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{notebook}_{tag}.json"
-    path.write_text(json.dumps(_jsonable(record), indent=1, sort_keys=False) + "\n")
+    path = output_path(output_dir, "results", "records", f"{notebook}_{tag}.json")
+    path.write_text(json.dumps(_jsonable(record), indent=1) + "\n")
     return path
 
 

@@ -1,33 +1,19 @@
-"""How fast could it be? FLOPs counted, ceilings measured, floor time computed.
+"""How fast could it be? FLOPs counted, ceilings measured per precision, in the same run.
 
-A latency means little without the time the hardware needs at best. We count the
-model's FLOPs with PyTorch's own counter and measure the device's matrix rate and
-copy bandwidth in the same run, then compare.
+A latency means little without the rate the hardware reaches at best, and that rate
+depends on the precision: FP32 without tensor cores, TF32, FP16. Each path is judged
+against the ceiling of the arithmetic it actually used.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 
 import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from helpers.timing import benchmark_latency
-
-
-@dataclass(frozen=True)
-class Ceilings:
-    """Measured peak matrix rate (TFLOP/s) and copy bandwidth (GB/s) of a device."""
-
-    matmul_tflops: float
-    matmul_dtype: str
-    bandwidth_gbs: float
-    device_name: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def count_flops(model: nn.Module, inputs: Sequence[torch.Tensor]) -> int:
@@ -37,41 +23,30 @@ def count_flops(model: nn.Module, inputs: Sequence[torch.Tensor]) -> int:
     return int(counter.get_total_flops())
 
 
-def parameter_bytes(model: nn.Module, precision_bytes: int) -> int:
-    """Bytes of weights that every forward pass must read at least once."""
-    return sum(p.numel() for p in model.parameters()) * precision_bytes
-
-
-def measure_ceilings(device: torch.device, dtype: torch.dtype = torch.float16) -> Ceilings:
-    """Measure a large matrix product's rate and a device copy's bandwidth here.
-
-    Random data, not zeros: zeros run faster than real data on some GPUs.
-    """
-    if device.type == "cuda":
-        size, nbytes = 8192, 2**30
-        name = torch.cuda.get_device_name(device)
-    else:
-        size, nbytes, dtype = 1024, 2**26, torch.float32  # CPU half matmul is not a peak
-        name = "cpu"
+def matmul_tflops(device: torch.device, dtype: torch.dtype, allow_tf32: bool = False) -> float:
+    """TFLOP/s of a large matrix product on random data (zeros run faster on some GPUs)."""
+    size = 8192 if device.type == "cuda" else 1024
     a = torch.randn(size, size, device=device, dtype=dtype)
     b = torch.randn(size, size, device=device, dtype=dtype)
-    matmul = benchmark_latency(lambda: a @ b, device, warmup=3, iterations=10)
-    src = torch.empty(nbytes // 4, device=device, dtype=torch.float32).uniform_()
-    dst = torch.empty_like(src)
-    copy = benchmark_latency(lambda: dst.copy_(src), device, warmup=3, iterations=10)
-    return Ceilings(
-        matmul_tflops=2 * size**3 / (matmul.median_ms * 1e-3) / 1e12,
-        matmul_dtype=str(dtype).replace("torch.", ""),
-        bandwidth_gbs=2 * nbytes / (copy.median_ms * 1e-3) / 1e9,  # bytes read + written
-        device_name=name,
-    )
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+    try:
+        stats = benchmark_latency(lambda: a @ b, device, warmup=3, iterations=10)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+    return 2 * size**3 / (stats.median_ms * 1e-3) / 1e12
 
 
-def roofline_ms(flops: int, min_bytes: int, ceilings: Ceilings) -> float:
-    """The floor: the larger of compute time at peak and memory time at full bandwidth."""
-    compute_ms = flops / (ceilings.matmul_tflops * 1e12) * 1e3
-    memory_ms = min_bytes / (ceilings.bandwidth_gbs * 1e9) * 1e3
-    return max(compute_ms, memory_ms)
+def measure_ceilings(device: torch.device) -> dict[str, float]:
+    """Matrix-product TFLOP/s per arithmetic ('fp32', 'tf32', 'fp16') measured here.
+
+    On a CPU only 'fp32' is measured: CPU half precision is no peak to aim for.
+    """
+    ceilings = {"fp32": matmul_tflops(device, torch.float32)}
+    if device.type == "cuda":
+        ceilings["tf32"] = matmul_tflops(device, torch.float32, allow_tf32=True)
+        ceilings["fp16"] = matmul_tflops(device, torch.float16)
+    return ceilings
 
 
 def achieved_tflops(flops: int, latency_ms: float) -> float:

@@ -1,14 +1,15 @@
 """Latency measured the honest way: warm up, time many calls, report a distribution.
 
-On a GPU each call is timed with CUDA events (device time, no host jitter); on the CPU
-with a monotonic clock. The first (cold) call is a different quantity, measured apart.
+This is the loop notebook 01 writes out by hand: CUDA events around each call on a GPU
+(device time, no host jitter), a monotonic clock on the CPU, and the first (cold) call
+measured apart because it is a different quantity.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -21,8 +22,6 @@ class LatencyStats:
     median_ms: float
     p90_ms: float
     p99_ms: float
-    mean_ms: float
-    std_ms: float
     min_ms: float
     count: int
     timer: str
@@ -33,19 +32,7 @@ class LatencyStats:
             raise ValueError("no latency samples to summarise")
         values = np.asarray(samples_ms, dtype=float)
         p50, p90, p99 = np.percentile(values, [50, 90, 99])
-        return cls(
-            median_ms=float(p50),
-            p90_ms=float(p90),
-            p99_ms=float(p99),
-            mean_ms=float(values.mean()),
-            std_ms=float(values.std(ddof=1)) if len(values) > 1 else 0.0,
-            min_ms=float(values.min()),
-            count=len(values),
-            timer=timer,
-        )
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+        return cls(float(p50), float(p90), float(p99), float(values.min()), len(values), timer)
 
     def __str__(self) -> str:
         return (
@@ -60,8 +47,8 @@ def synchronize(device: torch.device | str) -> None:
         torch.cuda.synchronize(device)
 
 
-def time_single_call(fn: Callable[[], object], device: torch.device | str) -> float:
-    """Seconds for one call, synchronised: the cold-start cost when called first."""
+def time_cold_call(fn: Callable[[], object], device: torch.device | str) -> float:
+    """Seconds for one synchronised call: the start-up cost when it is the first one."""
     synchronize(device)
     start = time.perf_counter()
     fn()
@@ -69,43 +56,48 @@ def time_single_call(fn: Callable[[], object], device: torch.device | str) -> fl
     return time.perf_counter() - start
 
 
+def time_calls(
+    fn: Callable[[], object], device: torch.device, iterations: int, max_seconds: float
+) -> list[float]:
+    """Milliseconds of up to ``iterations`` calls, stopping after ``max_seconds``.
+
+    Notebook 01's loop: CUDA events around each call on a GPU, read after one synchronize;
+    a monotonic clock on the CPU. Also serves as the warm-up, its samples thrown away.
+    """
+    deadline = time.perf_counter() + max_seconds
+    samples, events = [], []
+    for _ in range(iterations):
+        if device.type == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            events.append((start, end))
+        else:
+            began = time.perf_counter()
+            fn()
+            samples.append((time.perf_counter() - began) * 1e3)
+        if time.perf_counter() > deadline:
+            break
+    synchronize(device)
+    return samples + [start.elapsed_time(end) for start, end in events]
+
+
 def benchmark_latency(
     fn: Callable[[], object],
     device: torch.device | str,
+    *,
     warmup: int = 10,
     iterations: int = 100,
-    max_seconds: float | None = None,
+    max_seconds: float = 30.0,
 ) -> LatencyStats:
-    """Warm up, then time ``iterations`` calls of ``fn`` one by one.
+    """Warm up, then time ``iterations`` calls; ``max_seconds`` caps each phase on slow hardware.
 
-    ``max_seconds`` bounds the timed phase on slow hardware (a CPU run of a GPU-sized
-    workload): timing stops early and ``count`` says how many calls were measured.
+    ``count`` in the result says how many calls were actually timed.
     """
-    if warmup < 0 or iterations < 1:
-        raise ValueError(f"need warmup >= 0 and iterations >= 1, got {warmup} and {iterations}")
     device = torch.device(device)
     with torch.inference_mode():
-        for _ in range(warmup):
-            fn()
-        synchronize(device)
-        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        if device.type == "cuda":
-            events = []
-            for _ in range(iterations):
-                start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
-                start.record()
-                fn()
-                end.record()
-                events.append((start, end))
-                if deadline is not None and time.perf_counter() > deadline:
-                    break
-            torch.cuda.synchronize(device)
-            return LatencyStats.from_samples([s.elapsed_time(e) for s, e in events], "cuda events")
-        samples = []
-        for _ in range(iterations):
-            start = time.perf_counter()
-            fn()
-            samples.append((time.perf_counter() - start) * 1e3)
-            if deadline is not None and time.perf_counter() > deadline:
-                break
-        return LatencyStats.from_samples(samples, "perf_counter")
+        time_calls(fn, device, warmup, max_seconds)  # warm-up
+        samples = time_calls(fn, device, iterations, max_seconds)
+    timer = "cuda events" if device.type == "cuda" else "perf_counter"
+    return LatencyStats.from_samples(samples, timer)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.colab import (
+from helpers.records import project_root
+from helpers.tools.colab import (
     SETUP_TAG,
     badge_markdown,
     check_notebook,
@@ -22,8 +23,7 @@ from helpers.colab import (
     setup_cell_source,
     stamp_notebook,
 )
-from helpers.paths import project_root
-from helpers.series import notebooks as series_notebooks
+from helpers.tools.series import notebooks as series_notebooks
 
 NOTEBOOKS = series_notebooks(project_root())
 GITHUB_REPO = "https://github.com/example-org/trt-series"

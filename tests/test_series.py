@@ -1,61 +1,103 @@
-"""The whole series, headless through papermill, on this machine (CPU in CI)."""
+"""The series runner on a small project of stub notebooks (the real ones run under nbval)."""
 
 import json
+from pathlib import Path
 
+import nbformat
 import pytest
 
-from helpers.paths import project_root
 from helpers.records import load_records
-from helpers.series import main, notebooks
+from helpers.tools.series import main
+
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
+
+PARAMETERS = """\
+model_name = "roberta-base"  # model
+batch_size = 16  # batch
+seq_len = 32  # length
+warmup = 10  # untimed calls
+iterations = 100  # timed calls
+max_seconds = 5.0  # cap
+device = "auto"  # device
+output_dir = "runs/latest"  # where records go"""
+
+RECORD = """\
+import helpers as h
+p = dict(model_name=model_name, batch_size=batch_size, seq_len=seq_len, iterations=iterations)
+h.save_record("{name}", parameters=p, environment={{}}, output_dir=output_dir)"""
 
 
-def test_every_notebook_has_exactly_one_parameters_cell():
-    for path in notebooks(project_root()):
-        cells = json.loads(path.read_text())["cells"]
-        tagged = [c for c in cells if "parameters" in c["metadata"].get("tags", [])]
-        assert len(tagged) == 1, path.name
+def make_project(root: Path, bodies: dict[str, str]) -> Path:
+    """A folder the runner takes for a project: notebooks/ with stubs, and helpers/."""
+    (root / "notebooks").mkdir(parents=True)
+    (root / "helpers").symlink_to(HELPERS)
+    for name, body in bodies.items():
+        notebook = nbformat.v4.new_notebook()
+        notebook.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
+        parameters = nbformat.v4.new_code_cell(PARAMETERS)
+        parameters.metadata["tags"] = ["parameters"]
+        notebook.cells = [parameters, nbformat.v4.new_code_cell(body)]
+        nbformat.write(notebook, root / "notebooks" / f"{name}.ipynb")
+    return root
 
 
-def test_unknown_notebook_number_is_a_clear_error():
-    with pytest.raises(SystemExit, match="no notebook numbered 99"):
-        notebooks(project_root(), "99")
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    root = make_project(tmp_path, {f"0{n}_stub": RECORD.format(name=f"0{n}-stub") for n in (1, 2)})
+    monkeypatch.chdir(root)
+    return root
 
 
-@pytest.mark.parametrize("model_name", ["roberta-base", "distilroberta-base"])
-def test_series_runs_headless_and_writes_records(tmp_path, model_name):
-    code = main(["--fast", "--output-dir", str(tmp_path), "--model-name", model_name])
-    status = json.loads((tmp_path / "results" / "run-status.json").read_text())
-    assert code == 0, {k: v["error"] for k, v in status.items()}
-    records = {r["notebook"]: r for r in load_records(tmp_path / "results" / "records")}
-    assert set(records) == {
-        "01-baseline",
-        "02-fp16-compile",
-        "03-fp32-compile",
-        "04-accuracy-diff",
-        "05-dynamic-shapes",
-    }
-    for record in records.values():
-        assert record["parameters"]["model_name"] == model_name
-        assert record["model"]["weights"].startswith("random")
-    assert records["04-accuracy-diff"]["mask_bug_caught"] is True
-    assert records["05-dynamic-shapes"]["independent_lengths_export_error"]
-    for record in (records["02-fp16-compile"], records["03-fp32-compile"]):
-        ok = [r for r in record["results"] if r["status"] == "ok"]
-        assert {"eager fp32"} <= {r["name"] for r in ok}
-        assert all(r["diff"] is not None for r in ok)
-    assert "eager fp32" in (tmp_path / "results" / "RESULTS.md").read_text()
-    assert len(list((tmp_path / "figures").glob("*.png"))) == 4
-
-    # --resume skips notebooks that already succeeded with the same parameters.
-    before = (tmp_path / "results" / "run-status.json").read_text()
-    assert (
-        main(["--fast", "--output-dir", str(tmp_path), "--model-name", model_name, "--resume"]) == 0
-    )
-    assert (tmp_path / "results" / "run-status.json").read_text() == before
+def test_a_fast_run_writes_under_runs_fast_and_shows_its_parameters(project):
+    assert main(["--fast"]) == 0
+    run = project / "runs" / "fast" / "results"
+    records = load_records(run / "records")
+    assert [r["notebook"] for r in records] == ["01-stub", "02-stub"]
+    assert all(r["parameters"]["iterations"] == 3 for r in records)
+    assert all(r["run_id"].endswith("fast") for r in records)
+    assert "iterations=3" in (run / "RUN.md").read_text()
+    executed = json.loads((run / "executed" / "01_stub_roberta-base_b16_s32.ipynb").read_text())
+    tags = [c["metadata"].get("tags", []) for c in executed["cells"]]
+    assert not any("injected-parameters" in t for t in tags)
+    assert "iterations = 3  # timed calls" in "".join(executed["cells"][0]["source"])
+    assert not (project / "results").exists()  # nothing published
 
 
-@pytest.mark.parametrize("args", [["--batch-size", "0"], ["--seq-len", "-4"], ["--warmup", "-1"]])
-def test_bad_numbers_are_rejected_before_any_notebook_runs(args, capsys):
+def test_publish_copies_the_run_into_results_and_runs_in_place(project):
+    assert main(["--publish", "--only", "01"]) == 0
+    assert (project / "results" / "records" / "01-stub_roberta-base_b16_s32.json").exists()
+    assert (project / "results" / "RESULTS.md").exists()
+    executed = json.loads((project / "notebooks" / "01_stub.ipynb").read_text())
+    assert executed["cells"][1]["execution_count"] == 2  # executed in place
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--batch-size", "0"], "batch_size=0"),
+        (["--seq-len", "4096", "--device", "cpu"], "seq_len"),
+        (["--model-name", "./missing-model"], "no such folder"),
+        (["--iterations", "-5"], "iterations=-5"),
+        (["--publish", "--fast"], "--publish"),
+    ],
+)
+def test_bad_arguments_stop_before_any_notebook(project, capsys, args, words):
     with pytest.raises(SystemExit):
         main(args)
-    assert "must be at least" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert words in err
+    assert not (project / "runs").exists()
+
+
+def test_an_error_that_would_repeat_stops_the_run(tmp_path, monkeypatch):
+    failing = "import helpers as h\nraise h.ParameterError('model and workload do not fit')"
+    root = make_project(tmp_path, {"01_stub": failing, "02_stub": RECORD.format(name="02-stub")})
+    monkeypatch.chdir(root)
+    assert main(["--fast"]) == 1
+    status = json.loads((root / "runs" / "fast" / "results" / "run-status.json").read_text())
+    assert list(status) == ["01_stub_roberta-base_b16_s32"]
+    assert status["01_stub_roberta-base_b16_s32"]["error"].startswith("ParameterError")

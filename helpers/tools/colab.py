@@ -3,8 +3,8 @@
 They are written from one template into every notebook, so they cannot drift apart, and
 the series' public address lives in one place (the setup cell's ``SERIES_REPO``)::
 
-    python -m helpers.colab --repo https://github.com/OWNER/NAME   # stamp badge + address
-    python -m helpers.colab --check                                # are all notebooks current?
+    python -m helpers.tools.colab --repo https://github.com/OWNER/NAME  # badge + address
+    python -m helpers.tools.colab --check  # are all notebooks current?
 
 The setup cell must run before ``import helpers`` works in Colab, so its logic is inline
 and uses the standard library only.
@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from helpers.series import notebooks as series_notebooks
+from helpers.tools.series import notebooks as series_notebooks
 
 SETUP_TAG = "colab-setup"
 SERIES_DIR = "/content/trt-transformer-series"
@@ -44,7 +44,7 @@ import os
 import subprocess
 import sys
 
-SERIES_REPO = "__REPO__"  # written by `python -m helpers.colab --repo URL`
+SERIES_REPO = "__REPO__"  # written by `python -m helpers.tools.colab --repo URL`
 SERIES_DIR = "__SERIES_DIR__"
 if "google.colab" in sys.modules:
     if not os.path.isdir(SERIES_DIR):

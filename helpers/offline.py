@@ -1,0 +1,98 @@
+"""What the series needs when the Hugging Face hub cannot be reached.
+
+The exact published configs of the models the series names, a deterministic tokenizer
+trained on our own sample text, and that text. A model rebuilt from a config has the real
+architecture (so its latency is real) and random weights (so its outputs are not).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: Our own sample text: 20 sentences about the series' subject, one per line.
+SAMPLE_TEXT = " ".join((Path(__file__).parent / "sample_text.txt").read_text().split("\n")).strip()
+
+_ROBERTA_BASE = dict(
+    vocab_size=50265,
+    hidden_size=768,
+    num_hidden_layers=12,
+    num_attention_heads=12,
+    intermediate_size=3072,
+    max_position_embeddings=514,
+    type_vocab_size=1,
+    layer_norm_eps=1e-5,
+    pad_token_id=1,
+    bos_token_id=0,
+    eos_token_id=2,
+)
+
+#: name -> (family, exact published config fields).
+OFFLINE_CONFIGS: dict[str, tuple[str, dict]] = {
+    "roberta-base": ("roberta", _ROBERTA_BASE),
+    # distilroberta-base is roberta-base with half the layers.
+    "distilroberta-base": ("roberta", {**_ROBERTA_BASE, "num_hidden_layers": 6}),
+    "bert-base-uncased": (
+        "bert",
+        dict(
+            vocab_size=30522,
+            hidden_size=768,
+            num_hidden_layers=12,
+            num_attention_heads=12,
+            intermediate_size=3072,
+            max_position_embeddings=512,
+            type_vocab_size=2,
+            layer_norm_eps=1e-12,
+            pad_token_id=0,
+        ),
+    ),
+}
+
+#: Special tokens by role, in id order, so that the pad token gets the id the config expects.
+_SPECIAL_TOKENS = {
+    "roberta": dict(cls="<s>", pad="<pad>", sep="</s>", unk="<unk>", mask="<mask>"),
+    "bert": dict(pad="[PAD]", unk="[UNK]", cls="[CLS]", sep="[SEP]", mask="[MASK]"),
+}
+
+
+def canonical_name(model_name: str) -> str:
+    """'FacebookAI/roberta-base' -> 'roberta-base', for the offline table."""
+    return model_name.rstrip("/").split("/")[-1]
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a paragraph into sentences at '. ', as the original post did."""
+    pieces = [piece.strip() for piece in text.split(". ")]
+    return [piece if piece.endswith(".") else piece + "." for piece in pieces if piece]
+
+
+def offline_config(model_name: str):
+    """The exact published config of a known architecture, built without the hub."""
+    from transformers import BertConfig, RobertaConfig
+
+    family, fields = OFFLINE_CONFIGS[canonical_name(model_name)]
+    return {"roberta": RobertaConfig, "bert": BertConfig}[family](**fields)
+
+
+def offline_tokenizer(model_name: str):
+    """A byte-level BPE tokenizer trained on SAMPLE_TEXT: no download, deterministic."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    special = _SPECIAL_TOKENS[OFFLINE_CONFIGS[canonical_name(model_name)][0]]
+    bpe = Tokenizer(models.BPE(unk_token=special["unk"]))
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=1000,
+        special_tokens=list(special.values()),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe.train_from_iterator(split_sentences(SAMPLE_TEXT), trainer=trainer)
+    cls, sep = special["cls"], special["sep"]
+    bpe.post_processor = processors.TemplateProcessing(
+        single=f"{cls} $A {sep}",
+        special_tokens=[(cls, bpe.token_to_id(cls)), (sep, bpe.token_to_id(sep))],
+    )
+    roles = {f"{role}_token": token for role, token in special.items()}
+    return PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token=cls, eos_token=sep, **roles)

@@ -1,0 +1,167 @@
+"""Gate and time a dict of candidates, tabulate them, and keep the run as a record.
+
+A notebook builds its candidates with the real calls and hands them over as a plain dict,
+``{"eager fp32": model, "torch-tensorrt fp16": trt_model, ...}``. Each one is checked
+against the eager FP32 reference before it is timed, and all are timed in interleaved
+rounds so that a clock change or a busy neighbour affects every candidate alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from helpers.accuracy import OutputDiff, check_accuracy, compare_outputs
+from helpers.errors import AccuracyError, SkipStep
+from helpers.timing import LatencyStats, synchronize, time_calls, time_cold_call
+
+#: A candidate is something to call with the inputs, or the exception its build raised.
+Candidate = Callable[..., torch.Tensor] | BaseException
+
+
+@dataclass
+class PathResult:
+    """One row of a comparison: a path's accuracy and speed, or why it has none."""
+
+    name: str
+    status: str  # "ok", "skipped", "failed" or "wrong"
+    reason: str = ""
+    output_dtype: str | None = None
+    first_call_s: float | None = None
+    latency: LatencyStats | None = None
+    round_medians_ms: list[float] = field(default_factory=list)
+    diff: OutputDiff | None = None
+    call_memory_mib: float | None = None  # allocator peak during a call, above what was held
+
+
+def _not_run(name: str, error: BaseException) -> PathResult:
+    status = "skipped" if isinstance(error, SkipStep) else "failed"
+    message = str(error).splitlines()[0][:300] if str(error) else type(error).__name__
+    return PathResult(name, status, reason=f"{type(error).__name__}: {message}")
+
+
+def _gate(
+    name: str, fn: Callable, inputs: Sequence[torch.Tensor], reference: torch.Tensor, **options
+) -> PathResult:
+    """First call (timed, it is the cold one for a fresh path), then the accuracy gate."""
+    device = inputs[0].device
+    if device.type == "cuda":
+        synchronize(device)
+        held = torch.cuda.memory_allocated(device)
+        torch.cuda.reset_peak_memory_stats(device)
+    outputs = []
+    try:
+        with torch.inference_mode():
+            first_s = time_cold_call(lambda: outputs.append(fn(*inputs).clone()), device)
+    except Exception as error:  # an experiment that breaks is a row, not a crash
+        return _not_run(name, error)
+    memory = None
+    if device.type == "cuda":
+        memory = (torch.cuda.max_memory_allocated(device) - held) / 2**20
+    output = outputs[0]
+    diff = compare_outputs(reference, output, options["threshold"], options["attention_mask"])
+    result = PathResult(
+        name,
+        "ok",
+        output_dtype=str(output.dtype).replace("torch.", ""),
+        first_call_s=first_s,
+        diff=diff,
+        call_memory_mib=memory,
+    )
+    try:
+        check_accuracy(diff, output.dtype, name)
+    except AccuracyError as error:
+        result.status, result.reason = "wrong", str(error)
+    return result
+
+
+def gate_and_time(
+    candidates: dict[str, Candidate],
+    inputs: Sequence[torch.Tensor],
+    *,
+    reference: torch.Tensor,
+    warmup: int = 10,
+    iterations: int = 100,
+    max_seconds: float = 30.0,
+    threshold: float = 0.01,
+    rounds: int = 3,
+    attention_mask: torch.Tensor | None = None,
+) -> list[PathResult]:
+    """Gate every candidate against ``reference``, then time the correct ones in rounds.
+
+    Each round times ``iterations // rounds`` calls of every candidate in turn;
+    ``max_seconds`` caps each candidate's warm-up and its timing across all rounds.
+    Wrong candidates are reported and never timed.
+    """
+    device = inputs[0].device
+    results: dict[str, PathResult] = {}
+    runnable: dict[str, Callable] = {}
+    for name, candidate in candidates.items():
+        if isinstance(candidate, BaseException):
+            results[name] = _not_run(name, candidate)
+        else:
+            results[name] = _gate(
+                name,
+                candidate,
+                inputs,
+                reference,
+                threshold=threshold,
+                attention_mask=attention_mask,
+            )
+            if results[name].status == "ok":
+                runnable[name] = candidate
+        result = results[name]
+        print(f"{name:<42} {result.status:<8} {result.diff or result.reason}")
+    samples: dict[str, list[list[float]]] = {name: [] for name in runnable}
+    with torch.inference_mode():
+        for fn in runnable.values():
+            time_calls(lambda fn=fn: fn(*inputs), device, warmup, max_seconds)  # warm-up
+        per_round = max(1, iterations // rounds)
+        for _ in range(rounds):
+            for name, fn in runnable.items():
+                timed = time_calls(
+                    lambda fn=fn: fn(*inputs), device, per_round, max_seconds / rounds
+                )
+                samples[name].append(timed)
+    timer = "cuda events" if device.type == "cuda" else "perf_counter"
+    for name, per_round_samples in samples.items():
+        flat = [sample for round_samples in per_round_samples for sample in round_samples]
+        results[name].latency = LatencyStats.from_samples(flat, timer)
+        results[name].round_medians_ms = [float(np.median(s)) for s in per_round_samples]
+    return list(results.values())
+
+
+def speedup_range(result: PathResult, baseline: PathResult) -> tuple[float, float, float]:
+    """(median, lowest, highest) speed-up over ``baseline``: overall and round by round."""
+    rounds = [
+        b / r for b, r in zip(baseline.round_medians_ms, result.round_medians_ms, strict=False)
+    ]
+    overall = baseline.latency.median_ms / result.latency.median_ms
+    return overall, min(rounds, default=overall), max(rounds, default=overall)
+
+
+def results_table(results: Sequence[PathResult], baseline: str = "eager fp32"):
+    """The comparison as a pandas table, speed-ups against ``baseline`` from the same run."""
+    import pandas as pd
+
+    base = next((r for r in results if r.name == baseline and r.latency), None)
+    rows = []
+    for r in results:
+        row = {"path": r.name, "status": r.status}
+        if r.latency:
+            row.update(p50_ms=r.latency.median_ms, p90_ms=r.latency.p90_ms, n=r.latency.count)
+            if base:
+                overall, low, high = speedup_range(r, base)
+                row.update(speedup=overall, speedup_rounds=f"{low:.2f}-{high:.2f}")
+            row["first_call_s"] = r.first_call_s
+        if r.diff:
+            row.update(max_abs_diff=r.diff.max_abs, min_cosine=r.diff.min_cosine)
+        if r.call_memory_mib is not None:
+            row["call_mib"] = r.call_memory_mib
+        if r.reason:
+            row["reason"] = r.reason[:160]
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("path")

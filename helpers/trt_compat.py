@@ -1,0 +1,165 @@
+"""Find Torch-TensorRT lazily and say what the installed version wants to be told.
+
+torch_tensorrt is optional: it cannot be installed on CPU-only machines, and the way to
+ask for a precision changed across versions. Everything here works when it is missing.
+The notebooks print what ``tensorrt_settings`` returns and pass it to the real call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import importlib
+import logging
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+from packaging.version import Version
+
+from helpers.errors import ParameterError, SkipStep
+
+PRECISIONS = ("fp32", "fp16")
+
+
+def check_precision(precision: str) -> str:
+    """Return ``precision`` if the series supports it, else a ParameterError."""
+    if precision not in PRECISIONS:
+        raise ParameterError(
+            f"precision={precision!r} is not supported; use one of {', '.join(PRECISIONS)}"
+        )
+    return precision
+
+
+@dataclass(frozen=True)
+class TensorRTStatus:
+    """Whether TensorRT can run here, and if not, why."""
+
+    available: bool
+    reason: str
+    version: str | None = None
+    tensorrt_version: str | None = None
+    build: str | None = None  # "regular" or "RTX"
+
+
+@dataclass(frozen=True)
+class TensorRTSettings:
+    """What to hand ``torch_tensorrt.compile`` for a precision on one version."""
+
+    cast_model_to: torch.dtype | None  # cast the model to this dtype first, if set
+    kwargs: dict = field(default_factory=dict)  # extra keyword arguments for compile
+    why: str = ""
+
+    def __str__(self) -> str:
+        cast = f"cast the model to {self.cast_model_to}" if self.cast_model_to else "no cast"
+        return f"{cast}; compile(..., **{self.kwargs}) [{self.why}]"
+
+
+@contextlib.contextmanager
+def quiet_tensorrt_logs(level: int = logging.WARNING):
+    """Keep log records up to ``level`` and Python warnings out of notebook output.
+
+    Torch-TensorRT logs hundreds of conversion warnings under several logger names
+    (``torch_tensorrt [TensorRT Conversion Context]`` is not a child of
+    ``torch_tensorrt``), so logging is muted as a whole for the duration. Exceptions
+    still raise with their message.
+    """
+    previous = logging.root.manager.disable
+    logging.disable(level)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logging.disable(previous)
+
+
+@functools.lru_cache(maxsize=1)
+def tensorrt_status() -> TensorRTStatus:
+    """Import torch_tensorrt once and report what is usable, never raising."""
+    try:
+        # Its import logs errors about optional plugins (TRT-LLM, modelopt) it cannot use.
+        with quiet_tensorrt_logs(logging.ERROR):
+            torch_tensorrt = importlib.import_module("torch_tensorrt")
+    except Exception as error:  # ImportError, or OSError from missing TensorRT libraries
+        first_line = str(error).splitlines()[0][:160] if str(error) else "no message"
+        return TensorRTStatus(
+            False,
+            f"torch_tensorrt is not installed or failed to import ({type(error).__name__}: "
+            f"{first_line}); in Colab run colab_setup.sh",
+        )
+    version = getattr(torch_tensorrt, "__version__", "unknown")
+    rtx = bool(getattr(getattr(torch_tensorrt, "ENABLED_FEATURES", None), "tensorrt_rtx", False))
+    trt_version = None
+    for module_name in ("tensorrt_rtx", "tensorrt") if rtx else ("tensorrt",):
+        with contextlib.suppress(Exception):
+            trt_version = importlib.import_module(module_name).__version__
+            break
+    build = "RTX" if rtx else "regular"
+    if not torch.cuda.is_available():
+        reason = "no CUDA GPU is visible; TensorRT engines run only on NVIDIA GPUs"
+        return TensorRTStatus(False, reason, version, trt_version, build)
+    return TensorRTStatus(True, "ready", version, trt_version, build)
+
+
+def import_torch_tensorrt():
+    """``torch_tensorrt``, or SkipStep saying why it cannot run here."""
+    status = tensorrt_status()
+    if not status.available:
+        raise SkipStep(status.reason)
+    with quiet_tensorrt_logs():
+        return importlib.import_module("torch_tensorrt")
+
+
+def setting_names(torch_tensorrt) -> frozenset[str]:
+    """The keyword settings this version's dynamo compiler accepts."""
+    settings = getattr(getattr(torch_tensorrt, "dynamo", None), "CompilationSettings", None)
+    if settings is None or not dataclasses.is_dataclass(settings):
+        return frozenset()
+    return frozenset(f.name for f in dataclasses.fields(settings))
+
+
+def settings_for(
+    precision: str, *, version: str, rtx: bool, names: frozenset[str], causal: bool = False
+) -> TensorRTSettings:
+    """Translate 'fp16'/'fp32' into what one Torch-TensorRT generation expects.
+
+    * <= 2.9, regular TensorRT: weakly typed; ``enabled_precisions`` lets TensorRT pick
+      FP16 kernels inside an FP32 model.
+    * 2.10-2.12 (``use_explicit_typing=True`` by default), >= 2.13 and every RTX build:
+      strongly typed; ``enabled_precisions`` is ignored or rejected, so FP16 means casting
+      the model to FP16 before compiling. FP32 engines may still use TF32 unless
+      ``disable_tf32=True``.
+    * ``attn_bias_is_causal`` (from 2.11) defaults to True, which replaces an encoder's
+      padding mask with a causal one; it is passed as False unless ``causal``.
+    """
+    check_precision(precision)
+    kwargs: dict = {}
+    strongly_typed = rtx or Version(version).release[:2] >= (2, 10)
+    if strongly_typed:
+        cast = torch.float16 if precision == "fp16" else None
+        why = "strongly typed: the engine computes in the dtypes of the model it is given"
+        if "use_explicit_typing" in names:
+            kwargs["use_explicit_typing"] = True
+    else:
+        cast = None
+        kwargs["enabled_precisions"] = {torch.float16 if precision == "fp16" else torch.float32}
+        why = "weakly typed: enabled_precisions lets TensorRT choose lower-precision kernels"
+    if "attn_bias_is_causal" in names:
+        kwargs["attn_bias_is_causal"] = causal
+        why += "; attn_bias_is_causal must be False for an encoder's padding mask"
+    return TensorRTSettings(cast_model_to=cast, kwargs=kwargs, why=why)
+
+
+def tensorrt_settings(precision: str, causal: bool = False) -> TensorRTSettings:
+    """``settings_for`` the torch_tensorrt installed here (SkipStep if there is none)."""
+    torch_tensorrt = import_torch_tensorrt()
+    status = tensorrt_status()
+    return settings_for(
+        precision,
+        version=status.version or "0.0",
+        rtx=status.build == "RTX",
+        names=setting_names(torch_tensorrt),
+        causal=causal,
+    )

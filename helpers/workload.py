@@ -1,0 +1,217 @@
+"""The model and the batch every notebook measures, online or offline.
+
+Offline (the hub unreachable and the model not cached), the names in
+``offline.OFFLINE_CONFIGS`` fall back to the same architecture with random weights and
+say so; any other name is a clear error, never a retry loop deep inside transformers.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from helpers.errors import ModelNotAvailableError, ParameterError
+from helpers.offline import (
+    OFFLINE_CONFIGS,
+    SAMPLE_TEXT,
+    canonical_name,
+    offline_config,
+    offline_tokenizer,
+    split_sentences,
+)
+
+WEIGHTS_RANDOM = "random (offline fallback)"
+
+
+class EncoderForInference(nn.Module):
+    """Call an encoder positionally and return only ``last_hidden_state``.
+
+    Compilers (torch.export, Torch-TensorRT, CUDA graphs) want tensors in and a tensor
+    out, not a ``ModelOutput`` dictionary.
+    """
+
+    def __init__(self, encoder: nn.Module) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
+@dataclass
+class LoadedModel:
+    """A model ready for inference, and where its weights came from."""
+
+    model: EncoderForInference
+    tokenizer: object
+    name: str
+    weights: str  # "pretrained (hub)", "pretrained (local folder)", ... or WEIGHTS_RANDOM
+    note: str
+
+    @property
+    def config(self):
+        return self.model.encoder.config
+
+    @property
+    def random_weights(self) -> bool:
+        return self.weights == WEIGHTS_RANDOM
+
+    def describe(self) -> dict:
+        cfg = self.config
+        return {
+            "model_name": self.name,
+            "weights": self.weights,
+            "architecture": cfg.model_type,
+            "layers": cfg.num_hidden_layers,
+            "hidden_size": cfg.hidden_size,
+            "parameters_millions": round(sum(p.numel() for p in self.model.parameters()) / 1e6, 1),
+            "max_sequence_length": max_sequence_length(cfg),
+        }
+
+
+def hub_reachable(timeout_s: float = 3.0) -> bool:
+    """True if the hub answers an HTTP request and offline mode is not forced.
+
+    Asking first avoids transformers' retry loop, which takes ~25 s to give up offline.
+    """
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+        return False
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    try:
+        urllib.request.urlopen(urllib.request.Request(endpoint, method="HEAD"), timeout=timeout_s)
+        return True
+    except urllib.error.HTTPError:  # the server answered, even if not with 200
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def local_folder(model_name: str) -> Path | None:
+    """The folder ``model_name`` names, None for a hub id; a missing folder is an error.
+
+    A name that starts with '.', '/' or '~', or has more than one '/', is a path.
+    """
+    path = Path(model_name).expanduser()
+    looks_like_path = model_name.startswith((".", "/", "~")) or model_name.count("/") > 1
+    if path.is_dir():
+        return path
+    if looks_like_path:
+        raise ModelNotAvailableError(
+            f"no such folder: {model_name!r} (model_name is read as a local folder); "
+            "give an existing folder or a hub id such as 'roberta-base'"
+        )
+    return None
+
+
+def in_local_cache(model_name: str) -> bool:
+    """True if the hub cache already holds this model's config (usable offline)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        return isinstance(try_to_load_from_cache(model_name, "config.json"), str)
+    except ValueError:  # not a valid repo id
+        return False
+
+
+def weights_source(model_name: str) -> str:
+    """Where ``load_model`` will take the weights from, or why it cannot."""
+    if local_folder(model_name) is not None:
+        return "pretrained (local folder)"
+    if hub_reachable():
+        return "pretrained (hub)"
+    if in_local_cache(model_name):
+        return "pretrained (local cache)"
+    if canonical_name(model_name) in OFFLINE_CONFIGS:
+        return WEIGHTS_RANDOM
+    known = ", ".join(sorted(OFFLINE_CONFIGS))
+    raise ModelNotAvailableError(
+        f"cannot load {model_name!r}: the hub is unreachable and it is not in the local cache; "
+        f"offline, use a local folder or one of: {known}"
+    )
+
+
+def load_config(model_name: str, source: str | None = None):
+    """The model's config alone: enough to check a workload before any weights load."""
+    source = source or weights_source(model_name)
+    if source == WEIGHTS_RANDOM:
+        return offline_config(model_name)
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(
+        local_folder(model_name) or model_name, local_files_only=source != "pretrained (hub)"
+    )
+
+
+def max_sequence_length(config) -> int:
+    """Longest input the model accepts (RoBERTa reserves padding_idx + 1 positions)."""
+    positions = config.max_position_embeddings
+    if config.model_type in ("roberta", "xlm-roberta", "camembert"):
+        return positions - config.pad_token_id - 1
+    return positions
+
+
+def check_workload(batch_size: int, seq_len: int, config, model_name: str) -> None:
+    """Reject shapes the model cannot run, before a library fails deep inside."""
+    limit = max_sequence_length(config)
+    if batch_size < 1 or not 2 <= seq_len <= limit:
+        raise ParameterError(
+            f"batch {batch_size} x {seq_len} does not fit {model_name}: it needs batch_size >= 1 "
+            f"and 2 <= seq_len <= {limit} (max_position_embeddings="
+            f"{config.max_position_embeddings}); use seq_len <= {limit}"
+        )
+
+
+def load_model(model_name: str = "roberta-base", seed: int = 0) -> LoadedModel:
+    """Load ``model_name`` (hub id or local folder) in eval mode, on the CPU."""
+    from transformers import AutoModel, AutoTokenizer
+
+    weights = weights_source(model_name)
+    if weights == WEIGHTS_RANDOM:
+        torch.manual_seed(seed)
+        encoder = AutoModel.from_config(offline_config(model_name), attn_implementation="sdpa")
+        tokenizer = offline_tokenizer(model_name)
+        note = (
+            f"Hub unreachable: built {model_name}'s exact architecture with RANDOM weights "
+            f"(seed {seed}) and an offline tokenizer. Latency is the real architecture's; "
+            "accuracy figures compare random-weight models."
+        )
+    else:
+        source = local_folder(model_name) or model_name
+        offline = weights != "pretrained (hub)"
+        encoder = AutoModel.from_pretrained(
+            source, attn_implementation="sdpa", local_files_only=offline
+        )
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=offline)
+        note = f"Loaded {model_name}: {weights} weights."
+    model = EncoderForInference(encoder.eval()).eval()
+    return LoadedModel(
+        model=model, tokenizer=tokenizer, name=model_name, weights=weights, note=note
+    )
+
+
+def make_batch(
+    loaded: LoadedModel, batch_size: int, seq_len: int, device: torch.device | str = "cpu"
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask)`` of ``batch_size`` sentences padded to ``seq_len``, int32.
+
+    Padding to ``max_length`` gives every run the same shape, so timings compare.
+    """
+    check_workload(batch_size, seq_len, loaded.config, loaded.name)
+    sentences = split_sentences(SAMPLE_TEXT)
+    encoded = loaded.tokenizer(
+        [sentences[i % len(sentences)] for i in range(batch_size)],  # cycle the sample text
+        padding="max_length",
+        truncation=True,
+        max_length=seq_len,
+        return_tensors="pt",
+    )
+    return (
+        encoded["input_ids"].to(device=device, dtype=torch.int32),
+        encoded["attention_mask"].to(device=device, dtype=torch.int32),
+    )

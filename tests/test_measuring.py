@@ -1,0 +1,100 @@
+"""Timing, the accuracy gate, and gate_and_time on CPU."""
+
+import time
+
+import pytest
+import torch
+
+from helpers.accuracy import check_accuracy, compare_outputs
+from helpers.errors import AccuracyError, SkipStep
+from helpers.records import load_records, output_path, project_root, save_record
+from helpers.results import PathResult, gate_and_time, results_table
+from helpers.timing import LatencyStats, benchmark_latency
+from helpers.tools.report import path_result
+
+
+def test_latency_stats_percentiles():
+    stats = LatencyStats.from_samples([float(v) for v in range(1, 101)], "test")
+    assert stats.median_ms == pytest.approx(50.5)
+    assert stats.p90_ms == pytest.approx(90.1)
+    assert stats.count == 100
+    with pytest.raises(ValueError):
+        LatencyStats.from_samples([], "test")
+
+
+def test_max_seconds_caps_warm_up_and_timing():
+    start = time.perf_counter()
+    stats = benchmark_latency(
+        lambda: time.sleep(0.02), "cpu", warmup=100, iterations=100, max_seconds=0.1
+    )
+    assert time.perf_counter() - start < 1.0
+    assert 1 <= stats.count < 100
+    assert stats.median_ms >= 20
+
+
+def test_padding_is_left_out_when_a_mask_is_given():
+    reference = torch.zeros(1, 3, 4)
+    candidate = reference.clone()
+    candidate[0, 2] = 5.0  # garbage at a padding position
+    mask = torch.tensor([[1, 1, 0]])
+    assert compare_outputs(reference, candidate, attention_mask=mask).max_abs == 0
+    assert compare_outputs(reference, candidate).max_abs == 5.0
+
+
+def test_gate_tells_rounding_from_wrong():
+    reference = torch.randn(2, 4, 8)
+    rounded = compare_outputs(reference, reference.half())
+    check_accuracy(rounded, torch.float16)  # FP16 rounding passes the FP16 gate
+    with pytest.raises(AccuracyError, match="WRONG"):
+        check_accuracy(compare_outputs(reference, reference * 2), torch.float32)
+    with pytest.raises(AccuracyError, match="NaN"):
+        check_accuracy(compare_outputs(reference, reference * float("nan")), torch.float32)
+
+
+def test_gate_and_time_times_only_correct_paths():
+    x = torch.randn(4, 8)
+    identity = torch.nn.Identity()
+
+    def broken(_):
+        raise RuntimeError("capture failed")
+
+    results = gate_and_time(
+        {
+            "eager fp32": identity,
+            "double": lambda t: 2 * t,
+            "needs gpu": SkipStep("needs a GPU"),
+            "broken": broken,
+        },
+        [x],
+        reference=x,
+        warmup=1,
+        iterations=6,
+        rounds=3,
+    )
+    by_name = {r.name: r for r in results}
+    assert by_name["eager fp32"].status == "ok" and by_name["eager fp32"].latency.count == 6
+    assert len(by_name["eager fp32"].round_medians_ms) == 3
+    assert by_name["double"].status == "wrong" and by_name["double"].latency is None
+    assert by_name["needs gpu"].status == "skipped" and "needs a GPU" in by_name["needs gpu"].reason
+    assert by_name["broken"].status == "failed" and "capture failed" in by_name["broken"].reason
+    table = results_table(results)
+    assert table.loc["eager fp32", "speedup"] == pytest.approx(1.0)
+    assert table.loc["double", "status"] == "wrong"
+
+
+def test_records_round_trip(tmp_path):
+    result = PathResult("eager fp32", "ok", latency=LatencyStats.from_samples([1.0, 2.0], "t"))
+    path = save_record(
+        "99-test",
+        parameters=dict(model_name="org/roberta-base", batch_size=2, seq_len=8),
+        environment={"device": "cpu"},
+        results=[result],
+        output_dir=tmp_path,
+    )
+    assert path == tmp_path / "results" / "records" / "99-test_roberta-base_b2_s8.json"
+    (record,) = load_records(path.parent)
+    assert path_result(record["results"][0]).latency == result.latency
+
+
+def test_relative_output_folders_start_at_the_project_root():
+    assert output_path("runs/x", "a.json") == project_root() / "runs" / "x" / "a.json"

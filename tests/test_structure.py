@@ -1,0 +1,65 @@
+"""What the issue asks of the lessons and the package, checked where it can fail."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from helpers.records import project_root
+from helpers.tools.series import notebooks
+
+ROOT = project_root()
+NOTEBOOKS = {path.name[:2]: path for path in notebooks(ROOT)}
+
+
+def code_of(number: str) -> str:
+    cells = json.loads(NOTEBOOKS[number].read_text())["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS.values(), ids=list(NOTEBOOKS))
+def test_one_parameters_cell_and_no_injected_cell(path):
+    cells = json.loads(path.read_text())["cells"]
+    tags = [c["metadata"].get("tags", []) for c in cells]
+    assert sum("parameters" in t for t in tags) == 1
+    assert not any("injected-parameters" in t for t in tags)
+
+
+@pytest.mark.parametrize(
+    "number, call",
+    [
+        ("01", "torch.cuda.Event(enable_timing=True)"),
+        ("01", "torch.cuda.synchronize()"),
+        ("02", "torch_tensorrt.compile("),
+        ("02", "torch_tensorrt.Input("),
+        ("02", "min_shape="),
+        ("02", "opt_shape="),
+        ("02", "max_shape="),
+        ("02", "dtype=torch.int32"),
+        ("02", "attn_bias_is_causal"),
+        ("02", "min_block_size=1"),
+        ("02", "enabled_precisions={torch.float16}"),
+        ("02", "torch.compile("),
+        ("02", 'mode="reduce-overhead"'),
+        ("02", "torch.cuda.graph(graph)"),
+        ("02", "torch_tensorrt.runtime.enable_cudagraphs("),
+        ("03", "disable_tf32"),
+        ("05", "torch.export.export("),
+        ("05", "torch_tensorrt.dynamo.compile("),
+    ],
+)
+def test_lessons_write_the_real_calls(number, call):
+    assert call in code_of(number)
+
+
+def test_importing_helpers_loads_no_plotting_or_table_library():
+    plotting = "('matplotlib', 'seaborn', 'pandas')"
+    code = f"import sys, helpers; print([m for m in {plotting} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_lesson_helpers_stay_small():
+    lines = sum(len(p.read_text().splitlines()) for p in (ROOT / "helpers").glob("*.py"))
+    assert lines <= 1400, f"helpers/ (without tools/) has {lines} lines"

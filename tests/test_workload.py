@@ -1,0 +1,49 @@
+"""Offline loading, the exact configs, and the benchmark batch."""
+
+import pytest
+import torch
+
+from helpers.errors import ModelNotAvailableError, ParameterError
+from helpers.workload import load_config, load_model, make_batch, max_sequence_length
+
+
+def test_offline_roberta_has_the_published_config(roberta):
+    cfg = roberta.config
+    assert roberta.random_weights and "RANDOM" in roberta.note
+    assert (cfg.max_position_embeddings, cfg.type_vocab_size, cfg.layer_norm_eps) == (514, 1, 1e-5)
+    assert max_sequence_length(cfg) == 512
+    assert roberta.describe()["parameters_millions"] == pytest.approx(124.6, abs=0.1)
+
+
+def test_distilroberta_is_half_the_layers():
+    assert load_config("distilroberta-base").num_hidden_layers == 6
+
+
+def test_batch_is_int32_padded_to_seq_len_with_a_real_mask(roberta):
+    ids, mask = make_batch(roberta, 4, 16)
+    assert ids.shape == mask.shape == (4, 16)
+    assert ids.dtype == mask.dtype == torch.int32
+    assert 0 < int(mask.sum()) < mask.numel()  # some padding, some real tokens
+    assert (ids[mask == 0] == roberta.config.pad_token_id).all()
+
+
+def test_the_longest_input_runs_and_one_more_is_refused(roberta):
+    ids, mask = make_batch(roberta, 1, 512)
+    with torch.inference_mode():
+        assert roberta.model(ids, mask).shape == (1, 512, 768)
+    with pytest.raises(ParameterError, match="seq_len <= 512"):
+        make_batch(roberta, 1, 513)
+
+
+def test_a_local_folder_loads_with_its_own_weights(tmp_path, roberta):
+    roberta.model.encoder.save_pretrained(tmp_path)
+    roberta.tokenizer.save_pretrained(tmp_path)
+    local = load_model(str(tmp_path))
+    assert local.weights == "pretrained (local folder)"
+    first = next(local.model.parameters())
+    assert torch.equal(first, next(roberta.model.parameters()))
+
+
+def test_missing_local_folder_says_so():
+    with pytest.raises(ModelNotAvailableError, match="no such folder"):
+        load_model("./models/not-here")
