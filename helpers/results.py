@@ -119,12 +119,12 @@ def gate_and_time(
     with torch.inference_mode():
         for fn in runnable.values():
             time_calls(lambda fn=fn: fn(*inputs), device, warmup, max_seconds)  # warm-up
-        per_round = max(1, iterations // rounds)
-        for _ in range(rounds):
+        for index in range(rounds):
+            calls = max(
+                1, iterations // rounds + (index < iterations % rounds)
+            )  # sums to iterations
             for name, fn in runnable.items():
-                timed = time_calls(
-                    lambda fn=fn: fn(*inputs), device, per_round, max_seconds / rounds
-                )
+                timed = time_calls(lambda fn=fn: fn(*inputs), device, calls, max_seconds / rounds)
                 samples[name].append(timed)
     timer = "cuda events" if device.type == "cuda" else "perf_counter"
     for name, per_round_samples in samples.items():

@@ -68,11 +68,11 @@ def test_gate_and_time_times_only_correct_paths():
         [x],
         reference=x,
         warmup=1,
-        iterations=6,
+        iterations=7,
         rounds=3,
     )
     by_name = {r.name: r for r in results}
-    assert by_name["eager fp32"].status == "ok" and by_name["eager fp32"].latency.count == 6
+    assert by_name["eager fp32"].status == "ok" and by_name["eager fp32"].latency.count == 7
     assert len(by_name["eager fp32"].round_medians_ms) == 3
     assert by_name["double"].status == "wrong" and by_name["double"].latency is None
     assert by_name["needs gpu"].status == "skipped" and "needs a GPU" in by_name["needs gpu"].reason

@@ -63,7 +63,9 @@ def test_a_fast_run_writes_under_runs_fast_and_shows_its_parameters(project):
     executed = json.loads((run / "executed" / "01_stub_roberta-base_b16_s32.ipynb").read_text())
     tags = [c["metadata"].get("tags", []) for c in executed["cells"]]
     assert not any("injected-parameters" in t for t in tags)
-    assert "iterations = 3  # timed calls" in "".join(executed["cells"][0]["source"])
+    assert "iterations = 3  # set for this run; default 100\n" in "".join(
+        executed["cells"][0]["source"]
+    )
     assert not (project / "results").exists()  # nothing published
 
 

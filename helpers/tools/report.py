@@ -53,24 +53,26 @@ def build_report(records: list[dict]) -> str:
         "Latencies are per batch, medians of calls timed in interleaved rounds; a speed-up is "
         "the ratio to eager FP32 measured in the same notebook run, with the lowest and highest "
         "round-by-round ratio beside it. `call_mib` is the torch allocator's peak during the "
-        "first call above what was already held (TensorRT's own allocations are not in it).",
+        "first call above what was already held; memory TensorRT allocates by itself, outside "
+        "the torch allocator, is not in it.",
         "",
     ]
     for heading, group in groups.items():
-        runs = sorted({r.get("run_id", "?") for r in group})
+        runs = sorted({r.get("run_id", "?") for r in group if r.get("results")})
         lines += [f"## {heading}", ""]
         if len(runs) > 1:
             lines += [f"**These tables mix {len(runs)} runs:** {', '.join(runs)}.", ""]
-        else:
+        elif runs:
             lines += [f"One run: {runs[0]}.", ""]
         for record in group:
             if not record.get("results"):
                 continue
             p = record["parameters"]
+            shown = ("warmup", "iterations", "max_seconds")
+            settings = "".join(f"{key} {p[key]}, " for key in shown if key in p)
             table = results_table([path_result(r) for r in record["results"]])
             lines += [
-                f"### {record['notebook']} ({p.get('precision', '')}, warmup {p.get('warmup')}, "
-                f"iterations {p.get('iterations')}, {record['created_utc']})",
+                f"### {record['notebook']} ({settings}{record['created_utc']})",
                 "",
                 table.to_markdown(floatfmt=".3g"),
                 "",

@@ -109,9 +109,9 @@ def fold_parameters(path: Path) -> None:
             lines = []
             for line in "".join(cell["source"]).splitlines(keepends=True):
                 name, _, rest = line.partition(" = ")
-                if name in values:
-                    comment = rest[rest.index("  #") :] if "  #" in rest else "\n"
-                    line = f"{name} = {values.pop(name)!r}{comment}"
+                if name in values:  # the default's comment may no longer hold: say what changed
+                    default = rest.split("  #")[0].strip()
+                    line = f"{name} = {values.pop(name)!r}  # set for this run; default {default}\n"
                 lines.append(line)
             cell["source"] = lines
     cells.remove(injected[0])
@@ -168,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             target = notebook
         elif args.publish:
             target = root / "results" / "executed" / f"{key}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
         else:
             target = output_path(run_dir, "results", "executed", f"{key}.ipynb")
         print(f"{notebook.stem}: running ...", flush=True)
