@@ -60,7 +60,7 @@ def check_parameters(
     resolved = resolve_device(device)
     _check_count("batch_size", batch_size, 1)
     _check_count("seq_len", seq_len, 2)
-    check_workload(batch_size, seq_len, load_config(model_name), model_name)
+    check_workload(batch_size, seq_len, config=load_config(model_name), model_name=model_name)
     if resolved.type == "cpu" and batch_size * seq_len > CPU_TOKEN_LIMIT:
         raise ParameterError(
             f"batch {batch_size} x {seq_len} = {batch_size * seq_len} tokens per call is too "

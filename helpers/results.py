@@ -44,7 +44,13 @@ def _not_run(name: str, error: BaseException) -> PathResult:
 
 
 def _gate(
-    name: str, fn: Callable, inputs: Sequence[torch.Tensor], reference: torch.Tensor, **options
+    name: str,
+    fn: Callable,
+    *,
+    inputs: Sequence[torch.Tensor],
+    reference: torch.Tensor,
+    threshold: float,
+    attention_mask: torch.Tensor | None,
 ) -> PathResult:
     """First call (timed, it is the cold one for a fresh path), then the accuracy gate."""
     device = inputs[0].device
@@ -62,7 +68,7 @@ def _gate(
     if device.type == "cuda":
         memory = (torch.cuda.max_memory_allocated(device) - held) / 2**20
     output = outputs[0]
-    diff = compare_outputs(reference, output, options["threshold"], options["attention_mask"])
+    diff = compare_outputs(reference, output, threshold=threshold, attention_mask=attention_mask)
     result = PathResult(
         name,
         "ok",
@@ -106,8 +112,8 @@ def gate_and_time(
             results[name] = _gate(
                 name,
                 candidate,
-                inputs,
-                reference,
+                inputs=inputs,
+                reference=reference,
                 threshold=threshold,
                 attention_mask=attention_mask,
             )
@@ -118,13 +124,20 @@ def gate_and_time(
     samples: dict[str, list[list[float]]] = {name: [] for name in runnable}
     with torch.inference_mode():
         for fn in runnable.values():
-            time_calls(lambda fn=fn: fn(*inputs), device, warmup, max_seconds)  # warm-up
+            time_calls(
+                lambda fn=fn: fn(*inputs), device, iterations=warmup, max_seconds=max_seconds
+            )
         for index in range(rounds):
             calls = max(
                 1, iterations // rounds + (index < iterations % rounds)
             )  # sums to iterations
             for name, fn in runnable.items():
-                timed = time_calls(lambda fn=fn: fn(*inputs), device, calls, max_seconds / rounds)
+                timed = time_calls(
+                    lambda fn=fn: fn(*inputs),
+                    device,
+                    iterations=calls,
+                    max_seconds=max_seconds / rounds,
+                )
                 samples[name].append(timed)
     timer = "cuda events" if device.type == "cuda" else "perf_counter"
     for name, per_round_samples in samples.items():

@@ -57,7 +57,7 @@ def time_cold_call(fn: Callable[[], object], device: torch.device | str) -> floa
 
 
 def time_calls(
-    fn: Callable[[], object], device: torch.device, iterations: int, max_seconds: float
+    fn: Callable[[], object], device: torch.device, *, iterations: int, max_seconds: float
 ) -> list[float]:
     """Milliseconds of up to ``iterations`` calls, stopping after ``max_seconds``.
 
@@ -97,7 +97,7 @@ def benchmark_latency(
     """
     device = torch.device(device)
     with torch.inference_mode():
-        time_calls(fn, device, warmup, max_seconds)  # warm-up
-        samples = time_calls(fn, device, iterations, max_seconds)
+        time_calls(fn, device, iterations=warmup, max_seconds=max_seconds)  # warm-up
+        samples = time_calls(fn, device, iterations=iterations, max_seconds=max_seconds)
     timer = "cuda events" if device.type == "cuda" else "perf_counter"
     return LatencyStats.from_samples(samples, timer)

@@ -156,7 +156,7 @@ def max_sequence_length(config) -> int:
     return positions
 
 
-def check_workload(batch_size: int, seq_len: int, config, model_name: str) -> None:
+def check_workload(batch_size: int, seq_len: int, *, config, model_name: str) -> None:
     """Reject shapes the model cannot run, before a library fails deep inside."""
     limit = max_sequence_length(config)
     if batch_size < 1 or not 2 <= seq_len <= limit:
@@ -202,7 +202,7 @@ def make_batch(
 
     Padding to ``max_length`` gives every run the same shape, so timings compare.
     """
-    check_workload(batch_size, seq_len, loaded.config, loaded.name)
+    check_workload(batch_size, seq_len, config=loaded.config, model_name=loaded.name)
     sentences = split_sentences(SAMPLE_TEXT)
     encoded = loaded.tokenizer(
         [sentences[i % len(sentences)] for i in range(batch_size)],  # cycle the sample text
