@@ -98,8 +98,9 @@ def gate_and_time(
 ) -> list[PathResult]:
     """Gate every candidate against ``reference``, then time the correct ones in rounds.
 
-    Each round times ``iterations // rounds`` calls of every candidate in turn;
-    ``max_seconds`` caps each candidate's warm-up and its timing across all rounds.
+    The ``iterations`` timed calls are split over ``rounds``; each round times every
+    candidate in turn. ``max_seconds`` caps each candidate's warm-up and its timing across
+    all rounds.
     Wrong candidates are reported and never timed.
     """
     device = inputs[0].device

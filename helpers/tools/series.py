@@ -66,9 +66,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=int, default=3600, help="seconds allowed per cell")
     args = parser.parse_args(argv)
     if args.publish and (args.fast or args.output_dir or args.resume):
-        parser.error("--publish runs at full settings into runs/latest: drop --fast/--output-dir")
-    values = {**DEFAULTS, **FAST} if args.fast else dict(DEFAULTS)
-    values.update({n: getattr(args, n) for n in FORWARDED if getattr(args, n) is not None})
+        parser.error(
+            "--publish runs at full settings into runs/latest: drop --fast/--output-dir/--resume"
+        )
+    values = {**DEFAULTS, **injected_parameters(args, None)}
     try:
         check_parameters(
             **{n: values.get(n) for n in ("model_name", "batch_size", "seq_len", "device")},
@@ -145,10 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     root = project_root()
     run_dir = args.output_dir or ("runs/fast" if args.fast else "runs/latest")
     params = injected_parameters(args, None if args.publish else run_dir)
-    tag = workload_tag(
-        **{n: params.get(n, DEFAULTS[n]) for n in ("model_name", "batch_size")},
-        seq_len=params.get("seq_len", DEFAULTS["seq_len"]),
-    )
+    workload = {**DEFAULTS, **params}
+    tag = workload_tag(workload["model_name"], workload["batch_size"], workload["seq_len"])
     status_path = output_path(run_dir, "results", "run-status.json")
     status = json.loads(status_path.read_text()) if status_path.exists() else {}
     started = time.time()
