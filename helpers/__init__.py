@@ -30,6 +30,7 @@ from helpers.timing import LatencyStats, benchmark_latency, synchronize, time_co
 from helpers.trt_compat import (
     import_torch_tensorrt,
     quiet_tensorrt_logs,
+    setting_names,
     tensorrt_settings,
     tensorrt_status,
 )

@@ -81,8 +81,8 @@ def check_accuracy(diff: OutputDiff, dtype: torch.dtype, name: str = "compiled m
     if problems:
         raise AccuracyError(
             f"{name} gives WRONG outputs against eager FP32 ({'; '.join(problems)}); "
-            "do not use its timings: check the compile settings (e.g. attn_bias_is_causal) "
-            "and the inputs' dtypes"
+            "do not use its timings: find what differs from the reference (for a compiled "
+            "model its settings, e.g. attn_bias_is_causal; for any model its inputs and mask)"
         )
 
 

@@ -77,6 +77,26 @@ def test_publish_copies_the_run_into_results_and_runs_in_place(project):
     assert executed["cells"][1]["execution_count"] == 2  # executed in place
 
 
+CLAIM = """\
+import helpers as h
+p = dict(model_name=model_name, batch_size=batch_size, seq_len=seq_len)
+claim = dict(claim="roughly a 4x speedup", measured="2.81x", verdict="does not hold")
+h.save_record("01-stub", parameters=p, environment={}, output_dir=output_dir, claims=[claim])"""
+
+
+def test_publish_writes_the_claims_table_into_readme_and_results(tmp_path, monkeypatch):
+    root = make_project(tmp_path, {"01_stub": CLAIM})
+    (root / "README.md").write_text(
+        "intro\n<!-- claims:start -->\nstale table\n<!-- claims:end -->\nend\n"
+    )
+    monkeypatch.chdir(root)
+    assert main(["--publish"]) == 0
+    readme = (root / "README.md").read_text()
+    row = "| 01-stub | 16 x 32, ? | “roughly a 4x speedup” | 2.81x | does not hold |"
+    assert row in readme and "stale table" not in readme and readme.endswith("end\n")
+    assert row in (root / "results" / "RESULTS.md").read_text()
+
+
 @pytest.mark.parametrize(
     "args, words",
     [

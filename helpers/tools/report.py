@@ -39,6 +39,37 @@ def workload_heading(record: dict) -> str:
     )
 
 
+CLAIMS_START, CLAIMS_END = "<!-- claims:start -->", "<!-- claims:end -->"
+
+
+def claims_table(records: list[dict]) -> str:
+    """Markdown: every source claim a notebook judged, its measurement and its verdict."""
+    rows = []
+    for record in records:
+        p, env = record["parameters"], record["environment"]
+        where = f"{p['batch_size']} x {p['seq_len']}, {env.get('device_name', '?')}"
+        for claim in record.get("claims", []):
+            cells = [record["notebook"], where, f"“{claim['claim']}”"]
+            cells += [claim["measured"], claim["verdict"]]
+            rows.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    if not rows:
+        return "No notebook has judged a claim yet (they need a GPU with Torch-TensorRT).\n"
+    header = [
+        "| notebook | workload, device | source claim | this run | verdict |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    return "\n".join([*header, *rows]) + "\n"
+
+
+def with_claims(text: str, records: list[dict]) -> str:
+    """``text`` with the claims table between its claims markers replaced."""
+    if CLAIMS_START not in text or CLAIMS_END not in text:
+        raise ValueError(f"markers {CLAIMS_START} ... {CLAIMS_END} not found")
+    head, rest = text.split(CLAIMS_START, 1)
+    tail = rest.split(CLAIMS_END, 1)[1]
+    return f"{head}{CLAIMS_START}\n{claims_table(records)}{CLAIMS_END}{tail}"
+
+
 def build_report(records: list[dict]) -> str:
     """Markdown: one section per workload and device, one table per notebook."""
     if not records:
@@ -56,6 +87,9 @@ def build_report(records: list[dict]) -> str:
         "first call above what was already held; memory TensorRT allocates by itself, outside "
         "the torch allocator, is not in it.",
         "",
+        "## The source's claims, judged by these runs",
+        "",
+        claims_table(records),
     ]
     for heading, group in groups.items():
         runs = sorted({r.get("run_id", "?") for r in group if r.get("results")})

@@ -26,7 +26,7 @@ from pathlib import Path
 from helpers.errors import SeriesError
 from helpers.parameters import check_parameters
 from helpers.records import load_records, output_path, project_root, workload_tag
-from helpers.tools.report import build_report
+from helpers.tools.report import build_report, with_claims
 
 #: Parameters the runner forwards; every notebook's parameters cell defines them.
 FORWARDED = ("model_name", "batch_size", "seq_len", "warmup", "iterations", "max_seconds", "device")
@@ -231,6 +231,9 @@ def publish(root: Path, run_dir: Path, since: float) -> None:
                 print(f"published {target}/{path.name}")
     records = load_records(root / "results" / "records")
     (root / "results" / "RESULTS.md").write_text(build_report(records))
+    readme = root / "README.md"
+    if readme.exists():  # the project's README carries the claims table between markers
+        readme.write_text(with_claims(readme.read_text(), records))
     shutil.copy2(run_dir / "results" / "RUN.md", root / "results" / "RUN.md")
 
 
