@@ -123,3 +123,42 @@ def test_an_error_that_would_repeat_stops_the_run(tmp_path, monkeypatch):
     status = json.loads((root / "runs" / "fast" / "results" / "run-status.json").read_text())
     assert list(status) == ["01_stub_roberta-base_b16_s32"]
     assert status["01_stub_roberta-base_b16_s32"]["error"].startswith("ParameterError")
+
+
+def _record(notebook, rows, ceiling, **extra):
+    environment = {"device_name": "GPU X"}
+    parameters = {"batch_size": 16, "seq_len": 32}
+    results = [
+        {
+            "name": name,
+            "status": "ok",
+            "latency": dict(median_ms=ms, p90_ms=ms, p99_ms=ms, min_ms=ms, count=3, timer="t"),
+        }
+        for name, ms in rows.items()
+    ]
+    return dict(
+        notebook=notebook,
+        parameters=parameters,
+        environment=environment,
+        results=results,
+        ceilings_tflops={"fp16": ceiling},
+        **extra,
+    )
+
+
+def test_benchmarks_table_reads_fastest_path_engine_ratio_ceiling_and_baseline_spread():
+    from helpers.tools.report import benchmarks_table
+
+    records = [
+        _record(
+            "02-fp16-compile",
+            {"eager fp32": 8.0, "fast": 1.0, "torch-tensorrt fp16": 3.0},
+            ceiling=100.0,
+            flops=50 * 10**9,
+        ),
+        _record("03-fp32-compile", {"eager fp32": 6.0}, ceiling=200.0),
+    ]
+    row = benchmarks_table(records).splitlines()[-1]
+    assert "| fast | 1.000 ms | 3.00x |" in row
+    assert "50 % (25 % of the highest FP16 ceiling measured on this device, 100-200)" in row
+    assert "6-8 ms (2 notebooks)" in row

@@ -40,6 +40,15 @@ def workload_heading(record: dict) -> str:
 
 
 CLAIMS_START, CLAIMS_END = "<!-- claims:start -->", "<!-- claims:end -->"
+#: Claim texts that describe the source's method in our words: shown without quote marks.
+#: Records mark such a claim with ``"quote": False``; older records are recognised by this prefix.
+DESCRIBED = ("the post's method",)
+
+
+def quoted(claim: dict) -> str:
+    """The claim in quote marks if it is the source's words, plain if it describes them."""
+    is_quote = claim.get("quote", not claim["claim"].startswith(DESCRIBED))
+    return f"“{claim['claim']}”" if is_quote else claim["claim"]
 
 
 def claims_table(records: list[dict]) -> str:
@@ -49,7 +58,7 @@ def claims_table(records: list[dict]) -> str:
         p, env = record["parameters"], record["environment"]
         where = f"{p['batch_size']} x {p['seq_len']}, {env.get('device_name', '?')}"
         for claim in record.get("claims", []):
-            cells = [record["notebook"], where, f"“{claim['claim']}”"]
+            cells = [record["notebook"], where, quoted(claim)]
             cells += [claim["measured"], claim["verdict"]]
             rows.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
     if not rows:
@@ -68,6 +77,53 @@ def with_claims(text: str, records: list[dict]) -> str:
     head, rest = text.split(CLAIMS_START, 1)
     tail = rest.split(CLAIMS_END, 1)[1]
     return f"{head}{CLAIMS_START}\n{claims_table(records)}{CLAIMS_END}{tail}"
+
+
+def benchmarks_table(records: list[dict]) -> str:
+    """Markdown: per notebook-02 workload, the fastest verified path, the engine's distance
+    from it, the best share of the measured FP16 ceiling, and the eager FP32 baseline's
+    spread across the notebooks that measured it."""
+    lines = [
+        "| workload, device | fastest verified path | its median | torch-tensorrt fp16 / fastest "
+        "| best % of FP16 ceiling (TFLOP/s range) | eager FP32 across notebooks |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for record in records:
+        if record["notebook"] != "02-fp16-compile" or "flops" not in record:
+            continue
+        p, env = record["parameters"], record["environment"]
+        timed = [r for r in map(path_result, record["results"]) if r.latency]
+        if not timed:
+            continue
+        best = min(timed, key=lambda r: r.latency.median_ms)
+        engine = next((r for r in timed if r.name == "torch-tensorrt fp16"), None)
+        ratio = f"{engine.latency.median_ms / best.latency.median_ms:.2f}x" if engine else "-"
+        best_tflops = record["flops"] / (best.latency.median_ms * 1e9)
+        device_ceilings = [
+            other["ceilings_tflops"]["fp16"]
+            for other in records
+            if "ceilings_tflops" in other
+            and other["environment"].get("device_name") == env.get("device_name")
+        ]
+        share = (
+            f"{100 * best_tflops / record['ceilings_tflops']['fp16']:.0f} % "
+            f"({100 * best_tflops / max(device_ceilings):.0f} % of the highest FP16 ceiling "
+            f"measured on this device, {min(device_ceilings):.0f}-{max(device_ceilings):.0f})"
+        )
+        baselines = [
+            r.latency.median_ms
+            for other in records
+            if other["parameters"].get("batch_size") == p["batch_size"]
+            and other["parameters"].get("seq_len") == p["seq_len"]
+            for r in map(path_result, other.get("results", []))
+            if r.name == "eager fp32" and r.latency
+        ]
+        spread = f"{min(baselines):.3g}-{max(baselines):.3g} ms ({len(baselines)} notebooks)"
+        lines.append(
+            f"| {p['batch_size']} x {p['seq_len']}, {env.get('device_name', '?')} | {best.name} "
+            f"| {best.latency.median_ms:.3f} ms | {ratio} | {share} | {spread} |"
+        )
+    return "\n".join(lines) + "\n" if len(lines) > 2 else "No notebook-02 records yet.\n"
 
 
 def build_report(records: list[dict]) -> str:
@@ -90,6 +146,15 @@ def build_report(records: list[dict]) -> str:
         "## The source's claims, judged by these runs",
         "",
         claims_table(records),
+        "## Benchmarks",
+        "",
+        "Issue 9's targets on the H200 (benchmarks, not timed tests): at 16 x 32 the fastest "
+        "verified path at or under 0.55 ms and Torch-TensorRT within 2x of it; at 64 x 512 the "
+        "best path at 60 % or more of the measured FP16 ceiling. Each notebook times its own "
+        "eager FP32 baseline, interleaved with the paths it compares; the last column shows how "
+        "far that baseline moved between notebooks.",
+        "",
+        benchmarks_table(records),
     ]
     for heading, group in groups.items():
         runs = sorted({r.get("run_id", "?") for r in group if r.get("results")})
