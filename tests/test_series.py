@@ -162,3 +162,11 @@ def test_benchmarks_table_reads_fastest_path_engine_ratio_ceiling_and_baseline_s
     assert "| fast | 1.000 ms | 3.00x |" in row
     assert "50 % (25 % of the highest FP16 ceiling measured on this device, 100-200)" in row
     assert "6-8 ms (2 notebooks)" in row
+
+
+def test_benchmarks_table_copes_with_a_cpu_record_without_fp16_ceiling():
+    from helpers.tools.report import benchmarks_table
+
+    record = _record("02-fp16-compile", {"eager fp32": 8.0}, ceiling=1.0, flops=10**9)
+    record["ceilings_tflops"] = {"fp32": 1.0}  # what a CPU measures
+    assert "no FP16 ceiling measured here" in benchmarks_table([record])

@@ -102,13 +102,16 @@ def benchmarks_table(records: list[dict]) -> str:
         device_ceilings = [
             other["ceilings_tflops"]["fp16"]
             for other in records
-            if "ceilings_tflops" in other
+            if "fp16" in other.get("ceilings_tflops", {})
             and other["environment"].get("device_name") == env.get("device_name")
         ]
+        ceiling = record.get("ceilings_tflops", {}).get("fp16")
         share = (
-            f"{100 * best_tflops / record['ceilings_tflops']['fp16']:.0f} % "
+            f"{100 * best_tflops / ceiling:.0f} % "
             f"({100 * best_tflops / max(device_ceilings):.0f} % of the highest FP16 ceiling "
             f"measured on this device, {min(device_ceilings):.0f}-{max(device_ceilings):.0f})"
+            if ceiling
+            else "- (no FP16 ceiling measured here)"
         )
         baselines = [
             r.latency.median_ms
