@@ -30,7 +30,7 @@ GITHUB_REPO = "https://github.com/example-org/trt-series"
 
 
 def test_every_published_notebook_carries_current_colab_cells():
-    assert len(NOTEBOOKS) == 5
+    assert len(NOTEBOOKS) == 6
     problems = [problem for path in NOTEBOOKS for problem in check_notebook(path)]
     assert problems == []
 

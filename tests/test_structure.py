@@ -47,6 +47,12 @@ def test_one_parameters_cell_and_no_injected_cell(path):
         ("03", "disable_tf32"),
         ("05", "torch.export.export("),
         ("05", "torch_tensorrt.dynamo.compile("),
+        ("06", "mtq.quantize("),
+        ("06", "mtq.INT8_DEFAULT_CFG"),
+        ("06", "mtq.FP8_DEFAULT_CFG"),
+        ("06", "export_torch_mode()"),
+        ("06", "torch_tensorrt.dynamo.compile("),
+        ("06", "torch._scaled_mm("),
     ],
 )
 def test_lessons_write_the_real_calls(number, call):
