@@ -51,6 +51,7 @@ def _gate(
     reference: torch.Tensor,
     threshold: float,
     attention_mask: torch.Tensor | None,
+    tolerance: tuple[float, float] | None = None,
 ) -> PathResult:
     """First call (timed, it is the cold one for a fresh path), then the accuracy gate."""
     device = inputs[0].device
@@ -78,7 +79,7 @@ def _gate(
         call_memory_mib=memory,
     )
     try:
-        check_accuracy(diff, output.dtype, name)
+        check_accuracy(diff, output.dtype, name, tolerance)
     except AccuracyError as error:
         result.status, result.reason = "wrong", str(error)
     return result
@@ -95,13 +96,18 @@ def gate_and_time(
     threshold: float = 0.01,
     rounds: int = 3,
     attention_mask: torch.Tensor | None = None,
+    references: dict[str, torch.Tensor] | None = None,
+    tolerances: dict[str, tuple[float, float]] | None = None,
 ) -> list[PathResult]:
     """Gate every candidate against ``reference``, then time the correct ones in rounds.
 
+    ``references`` and ``tolerances`` give a candidate its own reference and gate by name
+    (a quantized engine against its simulated model, say); the others use ``reference``
+    and the gate of their output dtype.
+
     The ``iterations`` timed calls are split over ``rounds``; each round times every
     candidate in turn. ``max_seconds`` caps each candidate's warm-up and its timing across
-    all rounds.
-    Wrong candidates are reported and never timed.
+    all rounds. Wrong candidates are reported and never timed.
     """
     device = inputs[0].device
     results: dict[str, PathResult] = {}
@@ -114,9 +120,10 @@ def gate_and_time(
                 name,
                 candidate,
                 inputs=inputs,
-                reference=reference,
+                reference=(references or {}).get(name, reference),
                 threshold=threshold,
                 attention_mask=attention_mask,
+                tolerance=(tolerances or {}).get(name),
             )
             if results[name].status == "ok":
                 runnable[name] = candidate
