@@ -89,9 +89,10 @@ def check_accuracy(
         problems.append(f"min cosine similarity {diff.min_cosine:.6f} < {min_cosine:g}")
     if problems:
         raise AccuracyError(
-            f"{name} gives WRONG outputs against eager FP32 ({'; '.join(problems)}); "
-            "do not use its timings: find what differs from the reference (for a compiled "
-            "model its settings, e.g. attn_bias_is_causal; for any model its inputs and mask)"
+            f"{name} gives WRONG outputs against {'its reference' if tolerance else 'eager FP32'} "
+            f"({'; '.join(problems)}); do not use its timings: find what differs from the "
+            "reference (for a compiled model its settings, e.g. attn_bias_is_causal; for any "
+            "model its inputs and mask)"
         )
 
 

