@@ -104,24 +104,18 @@ def test_a_candidate_can_have_its_own_reference_and_gate():
     x = torch.randn(4, 8)
     coarse = (x * 64).round() / 64  # a "quantized" model's output
 
-    results = gate_and_time(
-        {"eager fp32": torch.nn.Identity(), "engine": lambda t: (t * 64).round() / 64 + 1e-3},
-        [x],
-        reference=x,
-        references={"engine": coarse},
-        tolerances={"engine": (0.01, 0.99)},
-        warmup=1,
-        iterations=3,
-    )
+    def gate(candidates):
+        return gate_and_time(
+            candidates,
+            [x],
+            reference=x,
+            references={"engine": coarse},
+            tolerances={"engine": (0.01, 0.99)},
+            warmup=1,
+            iterations=3,
+        )
+
+    results = gate({"eager fp32": torch.nn.Identity(), "engine": lambda t: coarse + 1e-3})
     engine = {r.name: r for r in results}["engine"]
     assert engine.status == "ok" and engine.diff.max_abs == pytest.approx(1e-3, abs=1e-6)
-    wrong = gate_and_time(
-        {"engine": lambda t: coarse + 0.5},
-        [x],
-        reference=x,
-        references={"engine": coarse},
-        tolerances={"engine": (0.01, 0.99)},
-        warmup=1,
-        iterations=3,
-    )
-    assert wrong[0].status == "wrong"
+    assert gate({"engine": lambda t: coarse + 0.5})[0].status == "wrong"

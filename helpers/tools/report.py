@@ -11,6 +11,7 @@ from pathlib import Path
 from helpers.accuracy import OutputDiff
 from helpers.records import load_records
 from helpers.results import PathResult, results_table
+from helpers.roofline import achieved_tflops
 from helpers.timing import LatencyStats
 
 
@@ -98,7 +99,7 @@ def benchmarks_table(records: list[dict]) -> str:
         best = min(timed, key=lambda r: r.latency.median_ms)
         engine = next((r for r in timed if r.name == "torch-tensorrt fp16"), None)
         ratio = f"{engine.latency.median_ms / best.latency.median_ms:.2f}x" if engine else "-"
-        best_tflops = record["flops"] / (best.latency.median_ms * 1e9)
+        best_tflops = achieved_tflops(record["flops"], best.latency.median_ms)
         device_ceilings = [
             other["ceilings_tflops"]["fp16"]
             for other in records
