@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from helpers.records import load_records
-from helpers.tools.series import main
+from helpers.tools.series import main, notebook_defaults
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
@@ -170,3 +170,10 @@ def test_benchmarks_table_copes_with_a_cpu_record_without_fp16_ceiling():
     record = _record("02-fp16-compile", {"eager fp32": 8.0}, ceiling=1.0, flops=10**9)
     record["ceilings_tflops"] = {"fp32": 1.0}  # what a CPU measures
     assert "no FP16 ceiling measured here" in benchmarks_table([record])
+
+
+def test_a_notebook_runs_under_its_own_default_model_in_the_run_table():
+    notebooks = Path(__file__).resolve().parents[1] / "notebooks"
+    assert notebook_defaults(notebooks / "02_fp16_compile.ipynb")["model_name"] == "roberta-base"
+    quantization = notebook_defaults(notebooks / "06_quantization.ipynb")
+    assert quantization["model_name"] == "sentence-transformers/all-MiniLM-L6-v2"

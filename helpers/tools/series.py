@@ -91,6 +91,22 @@ def injected_parameters(args: argparse.Namespace, output_dir: str | None) -> dic
     return params
 
 
+def notebook_defaults(path: Path) -> dict:
+    """The literal values of a notebook's parameters cell (06 defaults to another model)."""
+    notebook = json.loads(path.read_text())
+    cell = next(c for c in notebook["cells"] if "parameters" in c["metadata"].get("tags", []))
+    return literal_assignments("".join(cell["source"]))
+
+
+def literal_assignments(source: str) -> dict:
+    """``name = literal`` lines of a cell, as a dict."""
+    values = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = ast.literal_eval(node.value)
+    return values
+
+
 def fold_parameters(path: Path) -> None:
     """Write injected values into the parameters cell and drop papermill's injected cell.
 
@@ -101,10 +117,7 @@ def fold_parameters(path: Path) -> None:
     injected = [c for c in cells if "injected-parameters" in c["metadata"].get("tags", [])]
     if not injected:
         return
-    values = {}
-    for node in ast.parse("".join(injected[0]["source"])).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            values[node.targets[0].id] = ast.literal_eval(node.value)
+    values = literal_assignments("".join(injected[0]["source"]))
     for cell in cells:
         if "parameters" in cell["metadata"].get("tags", []):
             lines = []
@@ -146,8 +159,6 @@ def main(argv: list[str] | None = None) -> int:
     root = project_root()
     run_dir = args.output_dir or ("runs/fast" if args.fast else "runs/latest")
     params = injected_parameters(args, None if args.publish else run_dir)
-    workload = {**DEFAULTS, **params}
-    tag = workload_tag(workload["model_name"], workload["batch_size"], workload["seq_len"])
     status_path = output_path(run_dir, "results", "run-status.json")
     status = json.loads(status_path.read_text()) if status_path.exists() else {}
     started = time.time()
@@ -158,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
 
     failures = 0
     for notebook in notebooks(root, args.only):
+        workload = {**DEFAULTS, **notebook_defaults(notebook), **params}
+        tag = workload_tag(workload["model_name"], workload["batch_size"], workload["seq_len"])
         key = f"{notebook.stem}_{tag}"
         earlier = status.get(key, {})
         if args.resume and earlier.get("status") == "ok" and earlier.get("parameters") == params:
