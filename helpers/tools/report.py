@@ -41,15 +41,11 @@ def workload_heading(record: dict) -> str:
 
 
 CLAIMS_START, CLAIMS_END = "<!-- claims:start -->", "<!-- claims:end -->"
-#: Claim texts that describe the source's method in our words: shown without quote marks.
-#: Records mark such a claim with ``"quote": False``; older records are recognised by this prefix.
-DESCRIBED = ("the post's method",)
 
 
 def quoted(claim: dict) -> str:
     """The claim in quote marks if it is the source's words, plain if it describes them."""
-    is_quote = claim.get("quote", not claim["claim"].startswith(DESCRIBED))
-    return f"“{claim['claim']}”" if is_quote else claim["claim"]
+    return f"“{claim['claim']}”" if claim.get("quote", True) else claim["claim"]
 
 
 def claims_table(records: list[dict]) -> str:
