@@ -66,11 +66,11 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def caveats(report: dict, weights: str | None = None) -> list[str]:
-    """What a reader must know before trusting this run's numbers, from the report."""
+def caveats(report: dict, weights: str | None = None, tensorrt: bool = True) -> list[str]:
+    """What a reader must know before trusting this run's numbers (``tensorrt``: it runs any)."""
     notes = []
-    capability = report.get("compute_capability")
-    if report.get("tensorrt_build") == "RTX" and capability and capability not in RTX_SUPPORTED:
+    capability = report.get("compute_capability") if tensorrt else None
+    if report.get("tensorrt_build") == "RTX" and capability not in (None, *RTX_SUPPORTED):
         notes.append(
             f"TensorRT here is the RTX build, which does not officially support compute "
             f"capability {capability} (it lists {', '.join(RTX_SUPPORTED)}): its timings are "

@@ -119,3 +119,12 @@ def test_a_candidate_can_have_its_own_reference_and_gate():
     engine = {r.name: r for r in results}["engine"]
     assert engine.status == "ok" and engine.diff.max_abs == pytest.approx(1e-3, abs=1e-6)
     assert gate({"engine": lambda t: coarse + 0.5})[0].status == "wrong"
+
+
+def test_the_rtx_caveat_is_only_for_notebooks_that_run_engines_on_an_unlisted_gpu():
+    from helpers.environment import caveats
+
+    hopper = {"tensorrt_build": "RTX", "compute_capability": "9.0", "device": "cuda"}
+    assert any("RTX build" in note for note in caveats(hopper))
+    assert not caveats(hopper, tensorrt=False)
+    assert not caveats({**hopper, "compute_capability": "8.9"})
