@@ -125,9 +125,9 @@ def test_an_error_that_would_repeat_stops_the_run(tmp_path, monkeypatch):
     assert status["01_stub_roberta-base_b16_s32"]["error"].startswith("ParameterError")
 
 
-def _record(notebook, rows, ceiling, **extra):
+def _record(notebook, rows, ceiling, model="roberta-base", **extra):
     environment = {"device_name": "GPU X"}
-    parameters = {"batch_size": 16, "seq_len": 32}
+    parameters = {"model_name": model, "batch_size": 16, "seq_len": 32}
     results = [
         {
             "name": name,
@@ -157,11 +157,13 @@ def test_benchmarks_table_reads_fastest_path_engine_ratio_ceiling_and_baseline_s
             flops=50 * 10**9,
         ),
         _record("03-fp32-compile", {"eager fp32": 6.0}, ceiling=200.0),
+        _record("06-quantization", {"eager fp32": 2.0}, ceiling=200.0, model="another-model"),
     ]
     row = benchmarks_table(records).splitlines()[-1]
     assert "| fast | 1.000 ms | 3.00x |" in row
     assert "50 % (25 % of the highest FP16 ceiling measured on this device, 100-200)" in row
-    assert "6-8 ms (2 notebooks)" in row
+    assert "6-8 ms (2 notebooks)" in row  # not the other model's baseline
+    assert row.endswith("| not met |")  # 1 ms is above 0.55 ms, and 3x is more than 2x
 
 
 def test_benchmarks_table_copes_with_a_cpu_record_without_fp16_ceiling():
