@@ -179,3 +179,19 @@ def test_a_notebook_runs_under_its_own_default_model_in_the_run_table():
     assert notebook_defaults(notebooks / "02_fp16_compile.ipynb")["model_name"] == "roberta-base"
     quantization = notebook_defaults(notebooks / "06_quantization.ipynb")
     assert quantization["model_name"] == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def test_roofline_rows_scale_flops_with_the_batch_and_skip_untimed_points(tmp_path):
+    from helpers.tools.roofline_plot import plot_roofline, roofline_rows
+
+    record = _record("02-fp16-compile", {"eager fp32": 8.0}, ceiling=100.0, flops=16 * 10**9)
+    record["batch_sweep"] = [
+        {"path": "fast", "batch": 1, "status": "ok", "p50_ms": 1.0},
+        {"path": "fast", "batch": 4, "status": "ok", "p50_ms": 2.0},
+        {"path": "slow", "batch": 4, "status": "failed", "p50_ms": float("nan")},
+    ]
+    rows = roofline_rows(record)  # 1 GFLOP per sequence (16 GFLOP at batch 16)
+    assert [(r["batch"], round(r["tflops"], 6)) for r in rows] == [(1, 1.0), (4, 2.0)]
+    assert rows[1]["pct_of_fp16_ceiling"] == 2.0
+    plot_roofline(record, tmp_path / "roofline.png")
+    assert (tmp_path / "roofline.png").stat().st_size > 0

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 
 from helpers.accuracy import OutputDiff
-from helpers.records import load_records
+from helpers.records import load_records, workload_tag
 from helpers.results import PathResult, results_table
 from helpers.roofline import achieved_tflops
 from helpers.timing import LatencyStats
@@ -133,6 +133,27 @@ def benchmarks_table(records: list[dict]) -> str:
     return "\n".join(lines) + "\n" if len(lines) > 2 else "No notebook-02 records yet.\n"
 
 
+def roofline_figures(records: list[dict]) -> list[str]:
+    """Links to the roofline-by-batch figures of notebook 02's sweeps (figures/)."""
+    tags = [
+        workload_tag(
+            r["parameters"]["model_name"], r["parameters"]["batch_size"], r["parameters"]["seq_len"]
+        )
+        for r in records
+        if r["notebook"] == "02-fp16-compile" and r.get("batch_sweep") and "flops" in r
+    ]
+    if not tags:
+        return []
+    lines = [
+        "Achieved TFLOP/s by batch for each path of notebook 02's sweep, under the FP16 ceiling "
+        "the run measured (`python -m helpers.tools.roofline_plot`):",
+        "",
+    ]
+    return (
+        lines + [f"![02-roofline_{tag}](../figures/02-roofline_{tag}.png)" for tag in tags] + [""]
+    )
+
+
 def build_report(records: list[dict]) -> str:
     """Markdown: one section per workload and device, one table per notebook."""
     if not records:
@@ -163,6 +184,7 @@ def build_report(records: list[dict]) -> str:
         "between the notebooks that ran the same model and workload on the same device.",
         "",
         benchmarks_table(records),
+        *roofline_figures(records),
     ]
     for heading, group in groups.items():
         runs = sorted({r.get("run_id", "?") for r in group if r.get("results")})

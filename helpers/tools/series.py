@@ -26,6 +26,7 @@ from pathlib import Path
 from helpers.errors import SeriesError
 from helpers.parameters import check_parameters
 from helpers.records import load_records, output_path, project_root, workload_tag
+from helpers.tools import roofline_plot
 from helpers.tools.report import build_report, with_claims
 
 #: Parameters the runner forwards; every notebook's parameters cell defines them.
@@ -212,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
 def write_summaries(run_dir: Path, status: dict) -> None:
     """RESULTS.md from the run folder's records; RUN.md with each notebook's run and figures."""
     results = run_dir / "results"
+    if (results / "records").is_dir():  # figures drawn from records, before RUN.md lists them
+        (run_dir / "figures").mkdir(parents=True, exist_ok=True)
+        roofline_plot.main([str(results / "records"), "--out", str(run_dir / "figures")])
     (results / "RESULTS.md").write_text(build_report(load_records(results / "records")))
     lines = [
         "# Series runs in this folder",
