@@ -53,6 +53,18 @@ def test_one_parameters_cell_and_no_injected_cell(path):
         ("06", "export_torch_mode()"),
         ("06", "torch_tensorrt.dynamo.compile("),
         ("06", "torch._scaled_mm("),
+        ("07", "torch_tensorrt.save("),
+        ("07", "torch_tensorrt.load("),
+        ("07", "torch.onnx.export("),
+        ("07", "dynamo=True"),
+        ("07", "trt.OnnxParser("),
+        ("07", "builder.create_optimization_profile()"),
+        ("07", "trt.MemoryPoolType.WORKSPACE"),
+        ("07", "build_serialized_network("),
+        ("07", "deserialize_cuda_engine("),
+        ("07", "set_input_shape("),
+        ("07", "set_tensor_address("),
+        ("07", "execute_async_v3("),
     ],
 )
 def test_lessons_write_the_real_calls(number, call):

@@ -1,0 +1,68 @@
+"""Time to first output in a fresh process, as a service sees it (notebook 07).
+
+    python cold_start.py load        SAVED_EP MODEL BATCH SEQ_LEN
+    python cold_start.py rebuild     SAVED_EP MODEL BATCH SEQ_LEN
+    python cold_start.py torch.compile SAVED_EP MODEL BATCH SEQ_LEN
+
+``load`` reads a saved Torch-TensorRT program; ``rebuild`` compiles the engine again;
+``torch.compile`` compiles with Inductor, whose cache (TORCHINDUCTOR_CACHE_DIR) makes a
+second start faster. Prints one JSON line with the seconds of each phase.
+"""
+
+import json
+import sys
+import time
+
+started = time.perf_counter()
+import torch  # noqa: E402  (the imports are part of what a cold start costs)
+
+import helpers as h  # noqa: E402
+
+mode, saved, model_name, batch, seq_len = sys.argv[1:6]
+imported = time.perf_counter()
+shape = (int(batch), int(seq_len))
+inputs = [torch.ones(shape, dtype=torch.int32, device="cuda")] * 2  # input_ids, attention_mask
+
+if mode == "load":
+    torch_tensorrt = h.import_torch_tensorrt()
+    module = torch_tensorrt.load(saved).module()
+elif mode == "rebuild":
+    torch_tensorrt = h.import_torch_tensorrt()
+    settings = h.tensorrt_settings("fp16")
+    model = h.load_model(model_name).model.half().cuda()
+    with h.quiet_tensorrt_logs():
+        module = torch_tensorrt.compile(
+            model,
+            ir="dynamo",
+            inputs=[
+                torch_tensorrt.Input(
+                    min_shape=(1, shape[1]),
+                    opt_shape=shape,
+                    max_shape=(4 * shape[0], shape[1]),
+                    dtype=torch.int32,
+                )
+            ]
+            * 2,
+            min_block_size=1,
+            **settings.kwargs,
+        )
+elif mode == "torch.compile":
+    model = h.load_model(model_name).model.half().cuda()
+    module = torch.compile(model, mode="reduce-overhead")
+else:
+    raise SystemExit(f"unknown mode {mode!r}: use load, rebuild or torch.compile")
+prepared = time.perf_counter()
+with torch.inference_mode():
+    module(*inputs)
+torch.cuda.synchronize()
+done = time.perf_counter()
+print(
+    json.dumps(
+        {
+            "mode": mode,
+            "import_s": imported - started,
+            "prepare_s": prepared - imported,
+            "first_call_s": done - prepared,
+        }
+    )
+)
