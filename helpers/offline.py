@@ -49,6 +49,32 @@ OFFLINE_CONFIGS: dict[str, tuple[str, dict]] = {
             pad_token_id=0,
         ),
     ),
+    # Llama-3.2-1B's published config (meta-llama/Llama-3.2-1B, config.json): a decoder.
+    "Llama-3.2-1B": (
+        "llama",
+        dict(
+            vocab_size=128256,
+            hidden_size=2048,
+            intermediate_size=8192,
+            num_hidden_layers=16,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            head_dim=64,
+            max_position_embeddings=131072,
+            rms_norm_eps=1e-5,
+            rope_theta=500000.0,
+            rope_scaling=dict(
+                factor=32.0,
+                high_freq_factor=4.0,
+                low_freq_factor=1.0,
+                original_max_position_embeddings=8192,
+                rope_type="llama3",
+            ),
+            tie_word_embeddings=True,
+            bos_token_id=128000,
+            eos_token_id=128001,
+        ),
+    ),
 }
 
 #: Special tokens by role, in id order, so that the pad token gets the id the config expects.
@@ -103,10 +129,10 @@ def split_sentences(text: str) -> list[str]:
 
 def offline_config(model_name: str):
     """The exact published config of a known architecture, built without the hub."""
-    from transformers import BertConfig, RobertaConfig
+    from transformers import BertConfig, LlamaConfig, RobertaConfig
 
     family, fields = OFFLINE_CONFIGS[canonical_name(model_name)]
-    return {"roberta": RobertaConfig, "bert": BertConfig}[family](**fields)
+    return {"roberta": RobertaConfig, "bert": BertConfig, "llama": LlamaConfig}[family](**fields)
 
 
 def offline_tokenizer(model_name: str):

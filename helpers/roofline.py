@@ -52,3 +52,12 @@ def measure_ceilings(device: torch.device) -> dict[str, float]:
 def achieved_tflops(flops: int, latency_ms: float) -> float:
     """Useful TFLOP/s at a given latency."""
     return flops / (latency_ms * 1e-3) / 1e12
+
+
+def copy_bandwidth(device: torch.device, mib: int = 1024) -> float:
+    """GB/s of a large tensor copy, counting the bytes read and written: the memory roof."""
+    mib = mib if device.type == "cuda" else 128
+    source = torch.empty(mib * 2**20, dtype=torch.uint8, device=device)
+    target = torch.empty_like(source)
+    stats = benchmark_latency(lambda: target.copy_(source), device, warmup=3, iterations=10)
+    return 2 * source.numel() / (stats.median_ms * 1e-3) / 1e9

@@ -233,3 +233,46 @@ def make_batch(
         encoded["input_ids"].to(device=device, dtype=torch.int32),
         encoded["attention_mask"].to(device=device, dtype=torch.int32),
     )
+
+
+#: A decoder small enough for a CPU: the named model's vocabulary, 2 layers of width 256.
+TINY_DECODER = dict(
+    hidden_size=256,
+    intermediate_size=1024,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=64,
+)
+
+
+def load_causal_lm(model_name: str, *, tiny: bool = False, seed: int = 0):
+    """(model, note): a decoder LM in eval mode on the CPU.
+
+    A name in the offline table is built from its exact published config with random weights
+    (decoding speed does not depend on the weights); other names load from the hub or a folder.
+    ``tiny`` keeps the vocabulary and shrinks the rest, for CPUs.
+    """
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    if canonical_name(model_name) in OFFLINE_CONFIGS:
+        config, weights = offline_config(model_name), WEIGHTS_RANDOM
+    else:
+        weights = weights_source(model_name)
+        config = AutoConfig.from_pretrained(weights_folder(model_name, weights))
+    if tiny:
+        config = config.__class__(**{**config.to_dict(), **TINY_DECODER})
+    if tiny or weights == WEIGHTS_RANDOM:
+        torch.manual_seed(seed)
+        model, weights = (
+            AutoModelForCausalLM.from_config(config, attn_implementation="sdpa"),
+            WEIGHTS_RANDOM,
+        )
+    else:
+        folder = weights_folder(model_name, weights)
+        model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="sdpa")
+    shape = "a tiny version (2 layers, width 256) of " if tiny else ""
+    note = (
+        f"{shape}{model_name}: {weights} weights, {model.num_parameters() / 1e6:.0f} M parameters"
+    )
+    return model.eval(), note

