@@ -31,6 +31,24 @@ _ROBERTA_BASE = dict(
 )
 
 #: name -> (family, exact published config fields).
+#: What Llama 3.x decoders share; each entry below adds its sizes.
+_LLAMA3 = dict(
+    vocab_size=128256,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    max_position_embeddings=131072,
+    rms_norm_eps=1e-5,
+    rope_theta=500000.0,
+    rope_scaling=dict(
+        high_freq_factor=4.0,
+        low_freq_factor=1.0,
+        original_max_position_embeddings=8192,
+        rope_type="llama3",
+    ),
+    bos_token_id=128000,
+    eos_token_id=128001,
+)
+
 OFFLINE_CONFIGS: dict[str, tuple[str, dict]] = {
     "roberta-base": ("roberta", _ROBERTA_BASE),
     # distilroberta-base is roberta-base with half the layers.
@@ -49,31 +67,30 @@ OFFLINE_CONFIGS: dict[str, tuple[str, dict]] = {
             pad_token_id=0,
         ),
     ),
-    # Llama-3.2-1B's published config (meta-llama/Llama-3.2-1B, config.json): a decoder.
+    # Published configs (meta-llama/<name>/config.json) of two decoders, for notebooks 08 and 10.
     "Llama-3.2-1B": (
         "llama",
-        dict(
-            vocab_size=128256,
-            hidden_size=2048,
-            intermediate_size=8192,
-            num_hidden_layers=16,
-            num_attention_heads=32,
-            num_key_value_heads=8,
-            head_dim=64,
-            max_position_embeddings=131072,
-            rms_norm_eps=1e-5,
-            rope_theta=500000.0,
-            rope_scaling=dict(
-                factor=32.0,
-                high_freq_factor=4.0,
-                low_freq_factor=1.0,
-                original_max_position_embeddings=8192,
-                rope_type="llama3",
-            ),
-            tie_word_embeddings=True,
-            bos_token_id=128000,
-            eos_token_id=128001,
-        ),
+        {
+            **_LLAMA3,
+            "hidden_size": 2048,
+            "intermediate_size": 8192,
+            "num_hidden_layers": 16,
+            "head_dim": 64,
+            "tie_word_embeddings": True,
+            "rope_scaling": {**_LLAMA3["rope_scaling"], "factor": 32.0},
+        },
+    ),
+    "Llama-3.1-8B": (
+        "llama",
+        {
+            **_LLAMA3,
+            "hidden_size": 4096,
+            "intermediate_size": 14336,
+            "num_hidden_layers": 32,
+            "head_dim": 128,
+            "tie_word_embeddings": False,
+            "rope_scaling": {**_LLAMA3["rope_scaling"], "factor": 8.0},
+        },
     ),
 }
 

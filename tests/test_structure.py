@@ -69,6 +69,8 @@ def test_one_parameters_cell_and_no_injected_cell(path):
         ("08", "StaticCache("),
         ("08", 'torch.compile(forward, mode="reduce-overhead", fullgraph=True)'),
         ("08", "ProfilerActivity.CUDA"),
+        ("10", "torch.distributed.run"),
+        ("10", "--nproc-per-node"),
     ],
 )
 def test_lessons_write_the_real_calls(number, call):
@@ -85,5 +87,13 @@ def test_importing_helpers_loads_no_plotting_or_table_library():
 def test_lesson_helpers_stay_small():
     lines = sum(len(p.read_text().splitlines()) for p in (ROOT / "helpers").glob("*.py"))
     # 1,450: the offline loader of a trained model (PyPI package) came on top of issue 8's 1,376;
-    # 1,530: notebook 08's decoder (Llama-3.2-1B's config, its loader, the copy bandwidth).
-    assert lines <= 1530, f"helpers/ (without tools/) has {lines} lines"
+    # 1,530: notebook 08's decoder (Llama-3.2-1B's config, its loader, the copy bandwidth);
+    # 1,550: notebook 10's Llama-3.1-8B config.
+    assert lines <= 1550, f"helpers/ (without tools/) has {lines} lines"
+
+
+@pytest.mark.parametrize(
+    "call", ["parallelize_module(", "ColwiseParallel()", "RowwiseParallel()", "init_device_mesh("]
+)
+def test_the_tensor_parallel_script_writes_the_plan_out(call):
+    assert call in (ROOT / "notebooks" / "scripts" / "tp_decode.py").read_text()

@@ -1,0 +1,151 @@
+"""Tensor-parallel greedy decoding with PyTorch's own distributed engine (notebook 10).
+
+    torchrun --nproc-per-node N tp_decode.py MODEL --out result.json [--tiny] [--batches 1,8]
+        [--prompt 128] [--new-tokens 64] [--allreduce-mib 256]
+
+Every process builds the same model (same seed), then ``parallelize_module`` splits each
+layer across the processes with the plan below. Rank 0 writes one JSON file: per batch size
+the decode time, the generated tokens and the first step's logits (to compare with one
+process), the share of GPU time in communication kernels, the memory per GPU, and an
+all-reduce bandwidth measured on the same processes.
+"""
+
+import argparse
+import json
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+from torch.profiler import ProfilerActivity, profile
+
+from helpers.workload import load_causal_lm
+
+#: Megatron-style plan for one Llama layer: the attention heads and the MLP's inner width are
+#: split across processes; each layer then needs two all-reduces (after o_proj and down_proj).
+LAYER_PLAN = {
+    "self_attn.q_proj": ColwiseParallel(),
+    "self_attn.k_proj": ColwiseParallel(),
+    "self_attn.v_proj": ColwiseParallel(),
+    "self_attn.o_proj": RowwiseParallel(),
+    "mlp.gate_proj": ColwiseParallel(),
+    "mlp.up_proj": ColwiseParallel(),
+    "mlp.down_proj": RowwiseParallel(),
+}
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def allreduce_gb_s(device: torch.device, mib: int, world: int) -> float | None:
+    """Bus bandwidth of an all-reduce (the NCCL-tests convention: 2(n-1)/n x bytes / time)."""
+    if world == 1:
+        return None
+    data = torch.ones(mib * 2**20 // 2, dtype=torch.bfloat16, device=device)
+    for _ in range(3):
+        dist.all_reduce(data)
+    synchronize(device)
+    start = time.perf_counter()
+    for _ in range(10):
+        dist.all_reduce(data)
+    synchronize(device)
+    seconds = (time.perf_counter() - start) / 10
+    return 2 * (world - 1) / world * data.numel() * 2 / seconds / 1e9
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("model")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--tiny", action="store_true")
+    parser.add_argument("--batches", default="1")
+    parser.add_argument("--prompt", type=int, default=128)
+    parser.add_argument("--new-tokens", type=int, default=64)
+    parser.add_argument("--allreduce-mib", type=int, default=256)
+    args = parser.parse_args()
+    cuda = torch.cuda.is_available()
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    device = torch.device("cuda", int(os.environ["LOCAL_RANK"])) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(device)
+    mesh = init_device_mesh(device.type, (world,))
+    dtype = torch.bfloat16 if cuda else torch.float32
+    model, note = load_causal_lm(args.model, tiny=args.tiny)  # same seed: same weights everywhere
+    model = model.to(device=device, dtype=dtype)
+    if world > 1:
+        for layer in model.model.layers:
+            parallelize_module(layer, mesh, LAYER_PLAN)
+    generation = dict(
+        max_new_tokens=args.new_tokens,
+        min_new_tokens=args.new_tokens,
+        do_sample=False,
+        pad_token_id=0,
+    )
+    rows = []
+    for batch in (int(b) for b in args.batches.split(",")):
+        torch.manual_seed(0)
+        prompt = torch.randint(0, model.config.vocab_size, (batch, args.prompt), device=device)
+        mask = torch.ones_like(prompt)
+        with torch.inference_mode():
+            first_logits = model(prompt).logits[:, -1].float()
+            tokens = model.generate(prompt, attention_mask=mask, **generation)  # also a warm-up
+            synchronize(device)
+            start = time.perf_counter()
+            prefill = model(prompt, logits_to_keep=1)
+            synchronize(device)
+            prefill_s = time.perf_counter() - start
+            start = time.perf_counter()
+            model.generate(prompt, attention_mask=mask, **generation)
+            synchronize(device)
+            total_s = time.perf_counter() - start
+            comm_share = None
+            if cuda:
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    model.generate(
+                        prompt,
+                        attention_mask=mask,
+                        max_new_tokens=4,
+                        min_new_tokens=4,
+                        do_sample=False,
+                        pad_token_id=0,
+                    )
+                    synchronize(device)
+                kernels = [e for e in prof.events() if e.device_type.name == "CUDA"]
+                total_us = sum(e.time_range.elapsed_us() for e in kernels)
+                comm_us = sum(
+                    e.time_range.elapsed_us() for e in kernels if "nccl" in e.name.lower()
+                )
+                comm_share = comm_us / total_us if total_us else None
+        del prefill
+        rows.append(
+            {
+                "batch": batch,
+                "prefill_ms": 1e3 * prefill_s,
+                "ms_per_token": 1e3 * (total_s - prefill_s) / (args.new_tokens - 1),
+                "tokens_per_s": batch * args.new_tokens / total_s,
+                "comm_share_of_gpu_time": comm_share,
+                "tokens": tokens[:, args.prompt :].tolist(),
+                "first_logits": first_logits.tolist(),
+            }
+        )
+    result = {
+        "world": world,
+        "backend": "nccl" if cuda else "gloo",
+        "note": note,
+        "device": torch.cuda.get_device_name(device) if cuda else "cpu",
+        "memory_gib_per_gpu": torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None,
+        "allreduce_bus_gb_s": allreduce_gb_s(device, args.allreduce_mib if cuda else 16, world),
+        "rows": rows,
+    }
+    if rank == 0:
+        with open(args.out, "w") as file:
+            json.dump(result, file)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
