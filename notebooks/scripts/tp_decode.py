@@ -5,9 +5,9 @@
 
 Every process builds the same model (same seed), then ``parallelize_module`` splits each
 layer across the processes with the plan below. Rank 0 writes one JSON file: per batch size
-the decode time, the generated tokens and the first step's logits (to compare with one
-process), the share of GPU time in communication kernels, the memory per GPU, and an
-all-reduce bandwidth measured on the same processes.
+the decode time, the generated tokens, the GPU kernel time of a decode step and the part of
+it in NCCL kernels, the memory per GPU, and an all-reduce bandwidth measured on the same
+processes. The first step's logits go beside it, one ``.pt`` file per batch size.
 """
 
 import argparse
@@ -57,6 +57,28 @@ def allreduce_gb_s(device: torch.device, mib: int, world: int) -> float | None:
     return 2 * (world - 1) / world * data.numel() * 2 / seconds / 1e9
 
 
+def profiled_ms(model, prompt, mask, tokens: int, device) -> tuple[float, float]:
+    """GPU kernel ms, and the part in NCCL kernels, of one greedy generation of `tokens`."""
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        model.generate(
+            prompt,
+            attention_mask=mask,
+            max_new_tokens=tokens,
+            min_new_tokens=tokens,
+            do_sample=False,
+            pad_token_id=0,
+        )
+        synchronize(device)
+    kernels = [
+        e
+        for e in prof.events()
+        if e.device_type.name == "CUDA" and not getattr(e, "is_user_annotation", False)
+    ]
+    total_us = sum(e.time_range.elapsed_us() for e in kernels)
+    comm_us = sum(e.time_range.elapsed_us() for e in kernels if "nccl" in e.name.lower())
+    return total_us / 1e3, comm_us / 1e3
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("model")
@@ -79,6 +101,10 @@ def main() -> None:
     if world > 1:
         for layer in model.model.layers:
             parallelize_module(layer, mesh, LAYER_PLAN)
+    if cuda:  # from here on, count only what this process keeps: its share of the model
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(device)
+    model_gib = torch.cuda.memory_allocated(device) / 2**30 if cuda else None
     generation = dict(
         max_new_tokens=args.new_tokens,
         min_new_tokens=args.new_tokens,
@@ -102,34 +128,24 @@ def main() -> None:
             model.generate(prompt, attention_mask=mask, **generation)
             synchronize(device)
             total_s = time.perf_counter() - start
-            comm_share = None
-            if cuda:
-                with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                    model.generate(
-                        prompt,
-                        attention_mask=mask,
-                        max_new_tokens=4,
-                        min_new_tokens=4,
-                        do_sample=False,
-                        pad_token_id=0,
-                    )
-                    synchronize(device)
-                kernels = [e for e in prof.events() if e.device_type.name == "CUDA"]
-                total_us = sum(e.time_range.elapsed_us() for e in kernels)
-                comm_us = sum(
-                    e.time_range.elapsed_us() for e in kernels if "nccl" in e.name.lower()
+            decode_kernel_ms = decode_comm_ms = None
+            if cuda:  # decode steps only: a 5-token generation minus a 1-token one (the prefill)
+                (kernel_5, comm_5), (kernel_1, comm_1) = (
+                    profiled_ms(model, prompt, mask, tokens, device) for tokens in (5, 1)
                 )
-                comm_share = comm_us / total_us if total_us else None
+                decode_kernel_ms, decode_comm_ms = (kernel_5 - kernel_1) / 4, (comm_5 - comm_1) / 4
         del prefill
+        logits_file = f"{args.out}.logits-b{batch}.pt"
+        torch.save(first_logits.cpu().clone(), logits_file)  # a copy: a view saves all its storage
         rows.append(
             {
                 "batch": batch,
                 "prefill_ms": 1e3 * prefill_s,
-                "ms_per_token": 1e3 * (total_s - prefill_s) / (args.new_tokens - 1),
+                "ms_per_step": 1e3 * (total_s - prefill_s) / (args.new_tokens - 1),
                 "tokens_per_s": batch * args.new_tokens / total_s,
-                "comm_share_of_gpu_time": comm_share,
+                "decode_kernel_ms_per_step": decode_kernel_ms,
+                "decode_nccl_ms_per_step": decode_comm_ms,
                 "tokens": tokens[:, args.prompt :].tolist(),
-                "first_logits": first_logits.tolist(),
             }
         )
     result = {
@@ -137,7 +153,8 @@ def main() -> None:
         "backend": "nccl" if cuda else "gloo",
         "note": note,
         "device": torch.cuda.get_device_name(device) if cuda else "cpu",
-        "memory_gib_per_gpu": torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None,
+        "model_gib_per_gpu": model_gib,
+        "peak_gib_per_gpu": torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None,
         "allreduce_bus_gb_s": allreduce_gb_s(device, args.allreduce_mib if cuda else 16, world),
         "rows": rows,
     }
