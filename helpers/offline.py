@@ -30,7 +30,6 @@ _ROBERTA_BASE = dict(
     eos_token_id=2,
 )
 
-#: name -> (family, exact published config fields).
 #: What Llama 3.x decoders share; each entry below adds its sizes.
 _LLAMA3 = dict(
     vocab_size=128256,
@@ -49,6 +48,7 @@ _LLAMA3 = dict(
     eos_token_id=128001,
 )
 
+#: name -> (family, exact published config fields).
 OFFLINE_CONFIGS: dict[str, tuple[str, dict]] = {
     "roberta-base": ("roberta", _ROBERTA_BASE),
     # distilroberta-base is roberta-base with half the layers.

@@ -186,6 +186,10 @@ def load_model(model_name: str = "roberta-base", seed: int = 0) -> LoadedModel:
     """Load ``model_name`` (hub id or local folder) in eval mode, on the CPU."""
     from transformers import AutoModel, AutoTokenizer
 
+    if OFFLINE_CONFIGS.get(canonical_name(model_name), ("",))[0] == "llama":
+        raise ParameterError(
+            f"{model_name} is a decoder: notebooks 08 and 10 take it, not an encoder's"
+        )
     weights = weights_source(model_name)
     if weights == WEIGHTS_RANDOM:
         torch.manual_seed(seed)

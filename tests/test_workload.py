@@ -98,3 +98,8 @@ def test_a_decoder_is_built_offline_from_its_exact_config_and_shrinks_for_cpus()
             ids, max_new_tokens=4, min_new_tokens=4, do_sample=False, pad_token_id=0
         )
     assert out.shape == (1, 12)
+
+
+def test_an_encoder_notebook_given_a_decoder_says_so_in_one_line():
+    with pytest.raises(ParameterError, match="is a decoder"):
+        load_model("meta-llama/Llama-3.2-1B")
