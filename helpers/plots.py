@@ -15,6 +15,7 @@ from helpers.results import PathResult
 
 #: One colour per family of paths, so that a reader can follow a family across figures.
 FAMILIES = ("eager", "torch.compile", "torch-tensorrt", "cuda graph")
+COLOURS = dict(zip((*FAMILIES, "other"), sns.color_palette("colorblind", 5), strict=True))
 
 
 def family(name: str) -> str:
@@ -25,7 +26,6 @@ def family(name: str) -> str:
 
 def plot_latency(results: Sequence[PathResult], title: str, path: Path | None = None):
     """Median latency per path with whiskers to p90; paths without a time say why."""
-    colours = dict(zip((*FAMILIES, "other"), sns.color_palette("colorblind", 5), strict=True))
     fig, ax = plt.subplots(figsize=(8, 1.6 + 0.42 * max(len(results), 1)))
     timed = [r.latency.p90_ms for r in results if r.latency]
     right = max(timed, default=1.0)
@@ -37,7 +37,7 @@ def plot_latency(results: Sequence[PathResult], title: str, path: Path | None = 
             continue
         median, p90 = result.latency.median_ms, result.latency.p90_ms
         ax.barh(
-            y, median, xerr=[[0], [p90 - median]], capsize=3, color=colours[family(result.name)]
+            y, median, xerr=[[0], [p90 - median]], capsize=3, color=COLOURS[family(result.name)]
         )
         ax.text(p90, y, f"  {median:.3g} ms", va="center", fontsize=8)  # right of the whisker
     ax.set_yticks(range(len(results)), [r.name for r in results])

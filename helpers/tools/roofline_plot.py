@@ -33,18 +33,16 @@ def roofline_rows(record: dict) -> list[dict]:
 def plot_roofline(record: dict, path: Path | None = None):
     """Achieved TFLOP/s against batch per path, under the FP16 ceiling the run measured."""
     import matplotlib.pyplot as plt
-    import seaborn as sns
 
-    from helpers.plots import FAMILIES, family
+    from helpers.plots import COLOURS, family
 
-    palette = dict(zip((*FAMILIES, "other"), sns.color_palette("colorblind", 5), strict=True))
     rows = roofline_rows(record)
     p, env = record["parameters"], record["environment"]
     fig, ax = plt.subplots(figsize=(7, 3.6))
     for name in dict.fromkeys(row["path"] for row in rows):
         points = [row for row in rows if row["path"] == name]
         batches, rates = [r["batch"] for r in points], [r["tflops"] for r in points]
-        ax.plot(batches, rates, marker="o", label=name, color=palette[family(name)])
+        ax.plot(batches, rates, marker="o", label=name, color=COLOURS[family(name)])
     ceiling = record.get("ceilings_tflops", {}).get("fp16")
     if ceiling:
         ax.axhline(ceiling, color="black", linestyle="--", linewidth=1)

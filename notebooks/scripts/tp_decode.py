@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import time
+from functools import partial
 
 import torch
 import torch.distributed as dist
@@ -21,6 +22,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 from torch.profiler import ProfilerActivity, profile
 
+from helpers.timing import synchronize, time_cold_call
 from helpers.workload import load_causal_lm
 
 #: Megatron-style plan for one Llama layer: the attention heads and the MLP's inner width are
@@ -34,11 +36,6 @@ LAYER_PLAN = {
     "mlp.up_proj": ColwiseParallel(),
     "mlp.down_proj": RowwiseParallel(),
 }
-
-
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def allreduce_gb_s(device: torch.device, mib: int, world: int) -> float | None:
@@ -57,17 +54,15 @@ def allreduce_gb_s(device: torch.device, mib: int, world: int) -> float | None:
     return 2 * (world - 1) / world * data.numel() * 2 / seconds / 1e9
 
 
+def greedy(tokens: int) -> dict:
+    """generate's arguments for exactly `tokens` greedy tokens, so that runs compare."""
+    return dict(max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False, pad_token_id=0)
+
+
 def profiled_ms(model, prompt, mask, tokens: int, device) -> tuple[float, float]:
     """GPU kernel ms, and the part in NCCL kernels, of one greedy generation of `tokens`."""
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        model.generate(
-            prompt,
-            attention_mask=mask,
-            max_new_tokens=tokens,
-            min_new_tokens=tokens,
-            do_sample=False,
-            pad_token_id=0,
-        )
+        model.generate(prompt, attention_mask=mask, **greedy(tokens))
         synchronize(device)
     kernels = [
         e
@@ -105,12 +100,7 @@ def main() -> None:
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
     model_gib = torch.cuda.memory_allocated(device) / 2**30 if cuda else None
-    generation = dict(
-        max_new_tokens=args.new_tokens,
-        min_new_tokens=args.new_tokens,
-        do_sample=False,
-        pad_token_id=0,
-    )
+    generation = greedy(args.new_tokens)
     rows = []
     for batch in (int(b) for b in args.batches.split(",")):
         torch.manual_seed(0)
@@ -119,22 +109,16 @@ def main() -> None:
         with torch.inference_mode():
             first_logits = model(prompt).logits[:, -1].float()
             tokens = model.generate(prompt, attention_mask=mask, **generation)  # also a warm-up
-            synchronize(device)
-            start = time.perf_counter()
-            prefill = model(prompt, logits_to_keep=1)
-            synchronize(device)
-            prefill_s = time.perf_counter() - start
-            start = time.perf_counter()
-            model.generate(prompt, attention_mask=mask, **generation)
-            synchronize(device)
-            total_s = time.perf_counter() - start
+            prefill_s = time_cold_call(partial(model, prompt, logits_to_keep=1), device)
+            total_s = time_cold_call(
+                partial(model.generate, prompt, attention_mask=mask, **generation), device
+            )
             decode_kernel_ms = decode_comm_ms = None
             if cuda:  # decode steps only: a 5-token generation minus a 1-token one (the prefill)
                 (kernel_5, comm_5), (kernel_1, comm_1) = (
                     profiled_ms(model, prompt, mask, tokens, device) for tokens in (5, 1)
                 )
                 decode_kernel_ms, decode_comm_ms = (kernel_5 - kernel_1) / 4, (comm_5 - comm_1) / 4
-        del prefill
         logits_file = f"{args.out}.logits-b{batch}.pt"
         torch.save(first_logits.cpu().clone(), logits_file)  # a copy: a view saves all its storage
         rows.append(
