@@ -91,8 +91,9 @@ def main() -> None:
         torch.cuda.set_device(device)
     mesh = init_device_mesh(device.type, (world,))
     dtype = torch.bfloat16 if cuda else torch.float32
-    model, note = load_causal_lm(args.model, tiny=args.tiny)  # same seed: same weights everywhere
-    model = model.to(device=device, dtype=dtype)
+    with device:  # initialised where it runs: seconds on a GPU, minutes on a CPU for 8B weights
+        model, note = load_causal_lm(args.model, tiny=args.tiny)  # same seed, same weights
+    model = model.to(dtype=dtype)
     if world > 1:
         for layer in model.model.layers:
             parallelize_module(layer, mesh, LAYER_PLAN)
