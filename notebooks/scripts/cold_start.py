@@ -6,7 +6,8 @@
 
 ``load`` reads a saved Torch-TensorRT program; ``rebuild`` compiles the engine again;
 ``torch.compile`` compiles with Inductor, whose cache (TORCHINDUCTOR_CACHE_DIR) makes a
-second start faster. Prints one JSON line with the seconds of each phase.
+second start faster. Prints one JSON line with the seconds of each phase and the wall-clock
+time of the first output (``first_output_unix``), so that the launcher can measure from launch.
 """
 
 import json
@@ -56,6 +57,7 @@ with torch.inference_mode():
     module(*inputs)
 torch.cuda.synchronize()
 done = time.perf_counter()
+first_output_unix = time.time()  # a clock another process can compare with
 print(
     json.dumps(
         {
@@ -63,6 +65,7 @@ print(
             "import_s": imported - started,
             "prepare_s": prepared - imported,
             "first_call_s": done - prepared,
+            "first_output_unix": first_output_unix,
         }
     )
 )
