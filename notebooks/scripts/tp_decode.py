@@ -1,19 +1,30 @@
 """Tensor-parallel greedy decoding with PyTorch's own distributed engine (notebook 10).
 
     torchrun --nproc-per-node N tp_decode.py MODEL --out result.json [--tiny] [--batches 1,8]
-        [--prompt 128] [--new-tokens 64] [--allreduce-mib 256]
+        [--prompt 128] [--new-tokens 64] [--allreduce-mib 256] [--compile-mode auto]
 
 Every process builds the same model (same seed), then ``parallelize_module`` splits each
-layer across the processes with the plan below. Rank 0 writes one JSON file: per batch size
-the decode time, the generated tokens, the GPU kernel time of a decode step and the part of
-it in NCCL kernels, the memory per GPU, and an all-reduce bandwidth measured on the same
-processes. The first step's logits go beside it, one ``.pt`` file per batch size.
+layer across the processes with the plan below. The split model decodes two ways:
+
+- "eager generate": ``model.generate``, where every operation on a split weight (a DTensor)
+  goes through DTensor's dispatcher in Python, every step;
+- "compiled step": notebook 08's loop over a static KV cache, its decode step compiled with
+  ``torch.compile`` (and recorded as a CUDA graph on a GPU): DTensor's layout decisions are
+  made once, while tracing, and the step keeps only the kernels and the all-reduces.
+
+Rank 0 writes one JSON file: per batch size and path the decode time, the generated tokens,
+the GPU kernel time of a decode step and the part of it in NCCL kernels; per batch the
+agreement of the compiled step with the eager model; the memory per GPU, and an all-reduce
+bandwidth measured on the same processes. The first step's logits go beside it, one ``.pt``
+file per batch size.
 """
 
 import argparse
+import inspect
 import json
 import os
 import time
+from collections.abc import Callable
 from functools import partial
 
 import torch
@@ -21,6 +32,7 @@ import torch.distributed as dist
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 from torch.profiler import ProfilerActivity, profile
+from transformers import StaticCache
 
 from helpers.timing import synchronize, time_cold_call
 from helpers.workload import load_causal_lm
@@ -59,19 +71,106 @@ def greedy(tokens: int) -> dict:
     return dict(max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False, pad_token_id=0)
 
 
-def profiled_ms(model, prompt, mask, tokens: int, device) -> tuple[float, float]:
-    """GPU kernel ms, and the part in NCCL kernels, of one greedy generation of `tokens`."""
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        model.generate(prompt, attention_mask=mask, **greedy(tokens))
-        synchronize(device)
-    kernels = [
-        e
-        for e in prof.events()
-        if e.device_type.name == "CUDA" and not getattr(e, "is_user_annotation", False)
-    ]
-    total_us = sum(e.time_range.elapsed_us() for e in kernels)
-    comm_us = sum(e.time_range.elapsed_us() for e in kernels if "nccl" in e.name.lower())
-    return total_us / 1e3, comm_us / 1e3
+def generate_eager(model: torch.nn.Module, prompt: torch.Tensor, tokens: int) -> torch.Tensor:
+    """The prompt and `tokens` greedy tokens from Hugging Face's generate."""
+    return model.generate(prompt, attention_mask=torch.ones_like(prompt), **greedy(tokens))
+
+
+class CompiledDecoder:
+    """Greedy decoding over a static KV cache with a compiled decode step (notebook 08's loop)."""
+
+    def __init__(self, model: torch.nn.Module, max_len: int, mode: str) -> None:
+        self.model, self.max_len = model, max_len
+        params = inspect.signature(model.forward).parameters
+        # transformers renamed the cache argument between releases
+        self.cache_arg = "cache" if "cache" in params else "past_key_values"
+        self.pass_positions = "cache_position" in params
+        self.caches: dict[int, StaticCache] = {}
+        self.step = torch.compile(self.forward, mode=mode, fullgraph=True)
+
+    def cache_for(self, batch: int) -> StaticCache:
+        """One cache per batch size, allocated once (a CUDA graph keeps its addresses), emptied."""
+        if batch not in self.caches:  # sized on first use: each process holds its share of heads
+            self.caches[batch] = StaticCache(config=self.model.config, max_cache_len=self.max_len)
+        self.caches[batch].reset()
+        return self.caches[batch]
+
+    def forward(self, ids: torch.Tensor, positions: torch.Tensor, cache: StaticCache):
+        """Logits of the last position, writing this step's keys and values into `cache`."""
+        extra = {"cache_position": positions} if self.pass_positions else {}
+        out = self.model(
+            input_ids=ids,
+            position_ids=positions.unsqueeze(0),
+            use_cache=True,
+            logits_to_keep=1,
+            **{self.cache_arg: cache},
+            **extra,
+        )
+        return out.logits[:, -1]
+
+    def generate(self, prompt: torch.Tensor, tokens: int) -> torch.Tensor:
+        """The prompt and `tokens` greedy tokens: an eager prefill, then compiled steps."""
+        cache, length = self.cache_for(prompt.shape[0]), prompt.shape[1]
+        positions = torch.arange(length, device=prompt.device)
+        token = self.forward(prompt, positions, cache).argmax(-1, keepdim=True)
+        generated = [prompt, token]
+        for position in range(length, length + tokens - 1):
+            position_t = torch.tensor([position], device=prompt.device)
+            token = self.step(token, position_t, cache).argmax(-1, keepdim=True)
+            generated.append(token)
+        return torch.cat(generated, dim=1)
+
+    def forced_cosine(self, sequence: torch.Tensor, prompt_len: int) -> float:
+        """Min cosine between the compiled steps fed `sequence` and one eager pass over it."""
+        cache = self.cache_for(sequence.shape[0])
+        positions = torch.arange(prompt_len, device=sequence.device)
+        self.forward(sequence[:, :prompt_len], positions, cache)
+        steps = []
+        for position in range(prompt_len, sequence.shape[1]):
+            position_t = torch.tensor([position], device=sequence.device)
+            steps.append(self.step(sequence[:, position : position + 1], position_t, cache).clone())
+        compiled = torch.stack(steps, dim=1).float()
+        eager = self.model(sequence).logits[:, prompt_len:].float()  # the same positions at once
+        return torch.nn.functional.cosine_similarity(compiled, eager, dim=-1).min().item()
+
+
+def profiled_ms(run: Callable[[int], object], device: torch.device) -> tuple[float, float]:
+    """GPU kernel ms per decode step, and the part in NCCL kernels: 5 tokens minus 1, over 4."""
+    totals = []
+    for tokens in (5, 1):  # the 1-token run is the prefill alone
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            run(tokens)
+            synchronize(device)
+        kernels = [
+            e
+            for e in prof.events()
+            if e.device_type.name == "CUDA" and not getattr(e, "is_user_annotation", False)
+        ]
+        total_us = sum(e.time_range.elapsed_us() for e in kernels)
+        comm_us = sum(e.time_range.elapsed_us() for e in kernels if "nccl" in e.name.lower())
+        totals.append((total_us / 1e3, comm_us / 1e3))
+    (kernel_5, comm_5), (kernel_1, comm_1) = totals
+    return (kernel_5 - kernel_1) / 4, (comm_5 - comm_1) / 4
+
+
+def measure(run: Callable[[int], torch.Tensor], tokens: int, device: torch.device) -> dict:
+    """One path's first call (compiling, if any), prefill and decode times, and its tokens."""
+    first_s = time_cold_call(partial(run, tokens), device)
+    generated = run(tokens)
+    prefill_s = time_cold_call(partial(run, 1), device)  # generating 1 token is the prefill
+    total_s = time_cold_call(partial(run, tokens), device)
+    kernel_ms = comm_ms = None
+    if device.type == "cuda":
+        kernel_ms, comm_ms = profiled_ms(run, device)
+    return {
+        "first_call_s": first_s,
+        "prefill_ms": 1e3 * prefill_s,
+        "ms_per_step": 1e3 * (total_s - prefill_s) / (tokens - 1),
+        "tokens_per_s": generated.shape[0] * tokens / total_s,
+        "decode_kernel_ms_per_step": kernel_ms,
+        "decode_nccl_ms_per_step": comm_ms,
+        "generated": generated,
+    }
 
 
 def main() -> None:
@@ -83,6 +182,9 @@ def main() -> None:
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--allreduce-mib", type=int, default=256)
+    parser.add_argument(
+        "--compile-mode", default="auto", help='"auto": "reduce-overhead" on a GPU, else "default"'
+    )
     args = parser.parse_args()
     cuda = torch.cuda.is_available()
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -101,43 +203,32 @@ def main() -> None:
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
     model_gib = torch.cuda.memory_allocated(device) / 2**30 if cuda else None
-    generation = greedy(args.new_tokens)
+    auto = "reduce-overhead" if cuda else "default"  # CUDA graphs need a GPU
+    mode = auto if args.compile_mode == "auto" else args.compile_mode
+    compiled = CompiledDecoder(model, args.prompt + args.new_tokens, mode)
     rows = []
-    for batch in (int(b) for b in args.batches.split(",")):
-        torch.manual_seed(0)
-        prompt = torch.randint(0, model.config.vocab_size, (batch, args.prompt), device=device)
-        mask = torch.ones_like(prompt)
-        with torch.inference_mode():
+    # no_grad, generate's own default: under inference_mode, aten.linear reaches DTensor
+    # undecomposed and takes a slower path, every call
+    with torch.no_grad():
+        for batch in (int(b) for b in args.batches.split(",")):
+            torch.manual_seed(0)
+            prompt = torch.randint(0, model.config.vocab_size, (batch, args.prompt), device=device)
             first_logits = model(prompt).logits[:, -1].float()
-            tokens = model.generate(prompt, attention_mask=mask, **generation)  # also a warm-up
-            prefill_s = time_cold_call(partial(model, prompt, logits_to_keep=1), device)
-            total_s = time_cold_call(
-                partial(model.generate, prompt, attention_mask=mask, **generation), device
-            )
-            decode_kernel_ms = decode_comm_ms = None
-            if cuda:  # decode steps only: a 5-token generation minus a 1-token one (the prefill)
-                (kernel_5, comm_5), (kernel_1, comm_1) = (
-                    profiled_ms(model, prompt, mask, tokens, device) for tokens in (5, 1)
-                )
-                decode_kernel_ms, decode_comm_ms = (kernel_5 - kernel_1) / 4, (comm_5 - comm_1) / 4
-        logits_file = f"{args.out}.logits-b{batch}.pt"
-        torch.save(first_logits.cpu().clone(), logits_file)  # a copy: a view saves all its storage
-        rows.append(
-            {
-                "batch": batch,
-                "prefill_ms": 1e3 * prefill_s,
-                "ms_per_step": 1e3 * (total_s - prefill_s) / (args.new_tokens - 1),
-                "tokens_per_s": batch * args.new_tokens / total_s,
-                "decode_kernel_ms_per_step": decode_kernel_ms,
-                "decode_nccl_ms_per_step": decode_comm_ms,
-                "tokens": tokens[:, args.prompt :].tolist(),
-            }
-        )
+            logits_file = f"{args.out}.logits-b{batch}.pt"
+            torch.save(first_logits.cpu().clone(), logits_file)  # a copy: a view saves its storage
+            eager = measure(partial(generate_eager, model, prompt), args.new_tokens, device)
+            fast = measure(partial(compiled.generate, prompt), args.new_tokens, device)
+            # fed generate's tokens, does the compiled step compute what the eager model does?
+            fast["forced_cosine"] = compiled.forced_cosine(eager["generated"], args.prompt)
+            for path, row in (("eager generate", eager), ("compiled step", fast)):
+                tokens = row.pop("generated")[:, args.prompt :].tolist()
+                rows.append({"batch": batch, "path": path, **row, "tokens": tokens})
     result = {
         "world": world,
         "backend": "nccl" if cuda else "gloo",
         "note": note,
         "device": torch.cuda.get_device_name(device) if cuda else "cpu",
+        "compile_mode": mode,
         "model_gib_per_gpu": model_gib,
         "peak_gib_per_gpu": torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None,
         "allreduce_bus_gb_s": allreduce_gb_s(device, args.allreduce_mib if cuda else 16, world),
