@@ -77,6 +77,15 @@ def test_publish_copies_the_run_into_results_and_runs_in_place(project):
     assert executed["cells"][1]["execution_count"] == 2  # executed in place
 
 
+def test_a_later_publish_keeps_the_run_table_rows_of_earlier_ones(project):
+    assert main(["--publish", "--only", "01"]) == 0
+    (project / "runs").rename(project / "runs-elsewhere")  # a fresh machine: no run folder
+    assert main(["--publish", "--only", "02"]) == 0
+    table = (project / "results" / "RUN.md").read_text()
+    assert "| 01_stub_roberta-base_b16_s32 | ok |" in table
+    assert "| 02_stub_roberta-base_b16_s32 | ok |" in table
+
+
 CLAIM = """\
 import helpers as h
 p = dict(model_name=model_name, batch_size=batch_size, seq_len=seq_len)

@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     # The kernel must import this checkout's helpers whatever folder it starts in.
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.getenv("PYTHONPATH")]))
 
-    failures = 0
+    failures, ran = 0, []
     for notebook in notebooks(root, args.only):
         workload = {**DEFAULTS, **notebook_defaults(notebook), **params}
         tag = workload_tag(workload["model_name"], workload["batch_size"], workload["seq_len"])
@@ -196,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
             error=error[:500],
         )
         status_path.write_text(json.dumps(status, indent=1) + "\n")
+        ran.append(key)
         print(
             f"{notebook.stem}: {status[key]['status']} in {seconds:.0f} s {error[:300]}", flush=True
         )
@@ -206,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
 
     write_summaries(root / run_dir, status)
     if args.publish:
-        publish(root, root / run_dir, started)
+        publish(root, root / run_dir, started, {key: status[key] for key in ran})
     return 1 if failures else 0
 
 
@@ -217,6 +218,12 @@ def write_summaries(run_dir: Path, status: dict) -> None:
         (run_dir / "figures").mkdir(parents=True, exist_ok=True)
         roofline_plot.main([str(results / "records"), "--out", str(run_dir / "figures")])
     (results / "RESULTS.md").write_text(build_report(load_records(results / "records")))
+    (results / "RUN.md").write_text(run_table(status, sorted((run_dir / "figures").glob("*.png"))))
+    print(f"results: {results / 'RESULTS.md'}")
+
+
+def run_table(status: dict, figures: list[Path]) -> str:
+    """RUN.md: one row per notebook and workload, then the figures."""
     lines = [
         "# Series runs in this folder",
         "",
@@ -232,14 +239,16 @@ def write_summaries(run_dir: Path, status: dict) -> None:
             f"| {key} | {entry['status']} | {entry['seconds']} | {entry['finished']} | {given} "
             f"| {entry['error']} |"
         )
-    figures = sorted((run_dir / "figures").glob("*.png"))
     lines += ["", "## Figures", ""] + [f"![{f.stem}](../figures/{f.name})" for f in figures]
-    (results / "RUN.md").write_text("\n".join(lines + ["", "Table: [RESULTS.md](RESULTS.md)", ""]))
-    print(f"results: {results / 'RESULTS.md'}")
+    return "\n".join(lines + ["", "Table: [RESULTS.md](RESULTS.md)", ""])
 
 
-def publish(root: Path, run_dir: Path, since: float) -> None:
-    """Copy the records, figures and RUN.md this run wrote into results/ and figures/."""
+def publish(root: Path, run_dir: Path, since: float, ran: dict) -> None:
+    """Copy this run's records and figures into results/ and figures/; add its rows to RUN.md.
+
+    The published run table keeps the rows of notebooks published earlier (possibly from
+    another machine), in results/run-status.json, and replaces those run now.
+    """
     for kind, target in (("results/records", "results/records"), ("figures", "figures")):
         for path in sorted((run_dir / kind).glob("*")):
             if path.stat().st_mtime >= since:
@@ -251,7 +260,12 @@ def publish(root: Path, run_dir: Path, since: float) -> None:
     readme = root / "README.md"
     if readme.exists():  # the project's README carries the claims table between markers
         readme.write_text(with_claims(readme.read_text(), records))
-    shutil.copy2(run_dir / "results" / "RUN.md", root / "results" / "RUN.md")
+    status_path = root / "results" / "run-status.json"
+    published = json.loads(status_path.read_text()) if status_path.exists() else {}
+    published.update(ran)
+    status_path.write_text(json.dumps(published, indent=1) + "\n")
+    figures = sorted((root / "figures").glob("*.png"))
+    (root / "results" / "RUN.md").write_text(run_table(published, figures))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Tensor-parallel greedy decoding with PyTorch's own distributed engine (notebook 10).
 
     torchrun --nproc-per-node N tp_decode.py MODEL --out result.json [--tiny] [--batches 1,8]
-        [--prompt 128] [--new-tokens 64] [--allreduce-mib 256] [--compile-mode auto]
+        [--prompt 128] [--new-tokens 64] [--allreduce-mib 256] [--compile-mode auto|none|MODE]
 
 Every process builds the same model (same seed), then ``parallelize_module`` splits each
 layer across the processes with the plan below. The split model decodes two ways:
@@ -16,7 +16,8 @@ Rank 0 writes one JSON file: per batch size and path the decode time, the genera
 the GPU kernel time of a decode step and the part of it in NCCL kernels; per batch the
 agreement of the compiled step with the eager model; the memory per GPU, and an all-reduce
 bandwidth measured on the same processes. The first step's logits go beside it, one ``.pt``
-file per batch size.
+file per batch size. Every process prints a ``[rank R, S s] stage`` line as it reaches each
+stage, so that a run stopped from outside shows where each process was.
 """
 
 import argparse
@@ -39,6 +40,14 @@ from helpers.workload import load_causal_lm
 
 #: Megatron-style plan for one Llama layer: the attention heads and the MLP's inner width are
 #: split across processes; each layer then needs two all-reduces (after o_proj and down_proj).
+STARTED = time.perf_counter()
+
+
+def progress(rank: int, stage: str) -> None:
+    """One line per stage and process: where a stopped run had got to."""
+    print(f"[rank {rank}, {time.perf_counter() - STARTED:.0f} s] {stage}", flush=True)
+
+
 LAYER_PLAN = {
     "self_attn.q_proj": ColwiseParallel(),
     "self_attn.k_proj": ColwiseParallel(),
@@ -183,7 +192,9 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--allreduce-mib", type=int, default=256)
     parser.add_argument(
-        "--compile-mode", default="auto", help='"auto": "reduce-overhead" on a GPU, else "default"'
+        "--compile-mode",
+        default="auto",
+        help='"auto": "reduce-overhead" on a GPU, else "default"; "none": eager generate only',
     )
     args = parser.parse_args()
     cuda = torch.cuda.is_available()
@@ -203,9 +214,12 @@ def main() -> None:
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
     model_gib = torch.cuda.memory_allocated(device) / 2**30 if cuda else None
+    progress(rank, f"model built and split over {world} process(es)")
     auto = "reduce-overhead" if cuda else "default"  # CUDA graphs need a GPU
     mode = auto if args.compile_mode == "auto" else args.compile_mode
-    compiled = CompiledDecoder(model, args.prompt + args.new_tokens, mode)
+    compiled = (
+        None if mode == "none" else CompiledDecoder(model, args.prompt + args.new_tokens, mode)
+    )
     rows = []
     # no_grad, generate's own default: under inference_mode, aten.linear reaches DTensor
     # undecomposed and takes a slower path, every call
@@ -216,11 +230,25 @@ def main() -> None:
             first_logits = model(prompt).logits[:, -1].float()
             logits_file = f"{args.out}.logits-b{batch}.pt"
             torch.save(first_logits.cpu().clone(), logits_file)  # a copy: a view saves its storage
-            eager = measure(partial(generate_eager, model, prompt), args.new_tokens, device)
-            fast = measure(partial(compiled.generate, prompt), args.new_tokens, device)
-            # fed generate's tokens, does the compiled step compute what the eager model does?
-            fast["forced_cosine"] = compiled.forced_cosine(eager["generated"], args.prompt)
-            for path, row in (("eager generate", eager), ("compiled step", fast)):
+            measured = {
+                "eager generate": measure(
+                    partial(generate_eager, model, prompt), args.new_tokens, device
+                )
+            }
+            progress(rank, f"batch {batch}: eager generate measured")
+            if compiled is not None:
+                progress(
+                    rank,
+                    f"batch {batch}: compiling (mode {mode!r}) and measuring the compiled step",
+                )
+                fast = measure(partial(compiled.generate, prompt), args.new_tokens, device)
+                # fed generate's tokens, does the compiled step compute what the eager model does?
+                fast["forced_cosine"] = compiled.forced_cosine(
+                    measured["eager generate"]["generated"], args.prompt
+                )
+                measured["compiled step"] = fast
+                progress(rank, f"batch {batch}: compiled step measured")
+            for path, row in measured.items():
                 tokens = row.pop("generated")[:, args.prompt :].tolist()
                 rows.append({"batch": batch, "path": path, **row, "tokens": tokens})
     result = {
@@ -234,6 +262,7 @@ def main() -> None:
         "allreduce_bus_gb_s": allreduce_gb_s(device, args.allreduce_mib if cuda else 16, world),
         "rows": rows,
     }
+    progress(rank, "done")
     if rank == 0:
         with open(args.out, "w") as file:
             json.dump(result, file)

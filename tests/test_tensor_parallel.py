@@ -1,0 +1,28 @@
+"""Notebook 10's script on a CPU: two processes over gloo, eager generate only."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_two_gloo_processes_report_each_stage_and_skip_compiling_when_asked(tmp_path):
+    out = tmp_path / "tp.json"
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2",
+        str(ROOT / "notebooks" / "scripts" / "tp_decode.py"), "meta-llama/Llama-3.1-8B", "--tiny",
+        "--out", str(out), "--batches", "1", "--prompt", "8", "--new-tokens", "3",
+        "--compile-mode", "none",
+    ]  # fmt: skip
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=True)
+    result = json.loads(out.read_text())
+    assert (result["world"], result["backend"]) == (2, "gloo")
+    assert [row["path"] for row in result["rows"]] == ["eager generate"]
+    assert len(result["rows"][0]["tokens"][0]) == 3
+    for rank in (0, 1):
+        assert f"[rank {rank}," in done.stdout and "done" in done.stdout
+    assert "compiling" not in done.stdout
