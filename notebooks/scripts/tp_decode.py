@@ -25,6 +25,7 @@ import inspect
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from functools import partial
 
@@ -96,6 +97,23 @@ class CompiledDecoder:
         self.pass_positions = "cache_position" in params
         self.caches: dict[int, StaticCache] = {}
         self.step = torch.compile(self.forward, mode=mode, fullgraph=True)
+        self.calls: Counter = Counter()
+
+    def call_step(self, loop: str, ids: torch.Tensor, positions: torch.Tensor, cache: StaticCache):
+        """The compiled step, with every process lined up before its first calls per shape.
+
+        Those calls compile and record the CUDA graph, and recording runs no kernels: a process
+        that records an all-reduce while another runs the same one for real leaves the other
+        waiting for a partner that is not there. So each process first finishes its queued
+        work and meets the others at a barrier.
+        """
+        key = (loop, ids.shape[0])
+        if self.calls[key] < 3 and dist.get_world_size() > 1:
+            synchronize(ids.device)
+            dist.barrier()
+            synchronize(ids.device)
+        self.calls[key] += 1
+        return self.step(ids, positions, cache)
 
     def cache_for(self, batch: int) -> StaticCache:
         """One cache per batch size, allocated once (a CUDA graph keeps its addresses), emptied."""
@@ -125,7 +143,7 @@ class CompiledDecoder:
         generated = [prompt, token]
         for position in range(length, length + tokens - 1):
             position_t = torch.tensor([position], device=prompt.device)
-            token = self.step(token, position_t, cache).argmax(-1, keepdim=True)
+            token = self.call_step("generate", token, position_t, cache).argmax(-1, keepdim=True)
             generated.append(token)
         return torch.cat(generated, dim=1)
 
@@ -137,7 +155,8 @@ class CompiledDecoder:
         steps = []
         for position in range(prompt_len, sequence.shape[1]):
             position_t = torch.tensor([position], device=sequence.device)
-            steps.append(self.step(sequence[:, position : position + 1], position_t, cache).clone())
+            fed = sequence[:, position : position + 1]
+            steps.append(self.call_step("forced", fed, position_t, cache).clone())
         compiled = torch.stack(steps, dim=1).float()
         eager = self.model(sequence).logits[:, prompt_len:].float()  # the same positions at once
         return torch.nn.functional.cosine_similarity(compiled, eager, dim=-1).min().item()
