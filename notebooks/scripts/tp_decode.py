@@ -39,8 +39,6 @@ from transformers import StaticCache
 from helpers.timing import synchronize, time_cold_call
 from helpers.workload import load_causal_lm
 
-#: Megatron-style plan for one Llama layer: the attention heads and the MLP's inner width are
-#: split across processes; each layer then needs two all-reduces (after o_proj and down_proj).
 STARTED = time.perf_counter()
 
 
@@ -49,6 +47,8 @@ def progress(rank: int, stage: str) -> None:
     print(f"[rank {rank}, {time.perf_counter() - STARTED:.0f} s] {stage}", flush=True)
 
 
+#: Megatron-style plan for one Llama layer: the attention heads and the MLP's inner width are
+#: split across processes; each layer then needs two all-reduces (after o_proj and down_proj).
 LAYER_PLAN = {
     "self_attn.q_proj": ColwiseParallel(),
     "self_attn.k_proj": ColwiseParallel(),
@@ -183,8 +183,9 @@ def profiled_ms(run: Callable[[int], object], device: torch.device) -> tuple[flo
 
 def measure(run: Callable[[int], torch.Tensor], tokens: int, device: torch.device) -> dict:
     """One path's first call (compiling, if any), prefill and decode times, and its tokens."""
-    first_s = time_cold_call(partial(run, tokens), device)
-    generated = run(tokens)
+    outputs = []  # the first call's tokens: no extra generation just to keep them
+    first_s = time_cold_call(lambda: outputs.append(run(tokens)), device)
+    generated = outputs[0]
     prefill_s = time_cold_call(partial(run, 1), device)  # generating 1 token is the prefill
     total_s = time_cold_call(partial(run, tokens), device)
     kernel_ms = comm_ms = None
