@@ -21,9 +21,11 @@ stage, so that a run stopped from outside shows where each process was.
 """
 
 import argparse
+import faulthandler
 import inspect
 import json
 import os
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -217,6 +219,7 @@ def main() -> None:
         help='"auto": "reduce-overhead" on a GPU, else "default"; "none": eager generate only',
     )
     args = parser.parse_args()
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # kill -USR1: where is it stuck?
     cuda = torch.cuda.is_available()
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     device = torch.device("cuda", int(os.environ["LOCAL_RANK"])) if cuda else torch.device("cpu")
