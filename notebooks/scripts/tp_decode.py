@@ -154,10 +154,13 @@ class CompiledDecoder:
         cache = self.cache_for(sequence.shape[0])
         positions = torch.arange(prompt_len, device=sequence.device)
         self.forward(sequence[:, :prompt_len], positions, cache)
+        # laid out as generate's tokens are: the compiler guards on strides, and a slice of
+        # `sequence` would compile the step once more
+        fed = sequence.new_empty(sequence.shape[0], 1)
         steps = []
         for position in range(prompt_len, sequence.shape[1]):
             position_t = torch.tensor([position], device=sequence.device)
-            fed = sequence[:, position : position + 1]
+            fed.copy_(sequence[:, position : position + 1])
             steps.append(self.call_step("forced", fed, position_t, cache).clone())
         compiled = torch.stack(steps, dim=1).float()
         eager = self.model(sequence).logits[:, prompt_len:].float()  # the same positions at once
