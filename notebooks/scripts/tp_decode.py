@@ -17,7 +17,8 @@ the GPU kernel time of a decode step and the part of it in NCCL kernels; per bat
 agreement of the compiled step with the eager model; the memory per GPU, and an all-reduce
 bandwidth measured on the same processes. The first step's logits go beside it, one ``.pt``
 file per batch size. Every process prints a ``[rank R, S s] stage`` line as it reaches each
-stage, so that a run stopped from outside shows where each process was.
+stage, so that a run stopped from outside shows where each process was; ``done`` comes
+after the results are written.
 """
 
 import argparse
@@ -288,11 +289,25 @@ def main() -> None:
         "allreduce_bus_gb_s": allreduce_gb_s(device, args.allreduce_mib if cuda else 16, world),
         "rows": rows,
     }
-    progress(rank, "done")
     if rank == 0:
         with open(args.out, "w") as file:
             json.dump(result, file)
+    progress(rank, "done")
+    leave_group(rank)
+
+
+def leave_group(rank: int, patience_s: float = 30) -> None:
+    """Leave the process group; if that hangs, dump the stacks and exit with status 1.
+
+    Destroying an NCCL group after its collectives were recorded in CUDA graphs can hang
+    (pytorch/pytorch#115388); dropping the compiled code and its graphs first is the reported
+    cure. The watchdog runs without Python's lock, so it fires even inside the hung C++ call.
+    """
+    progress(rank, "leaving the process group")
+    torch._dynamo.reset()  # drops the compiled steps and their CUDA graphs
+    faulthandler.dump_traceback_later(patience_s, exit=True)
     dist.destroy_process_group()
+    faulthandler.cancel_dump_traceback_later()
 
 
 if __name__ == "__main__":
