@@ -10,20 +10,25 @@ layer across the processes with the plan below. The split model decodes two ways
   goes through DTensor's dispatcher in Python, every step;
 - "compiled step": notebook 08's loop over a static KV cache, its decode step compiled with
   ``torch.compile`` (and recorded as a CUDA graph on a GPU): DTensor's layout decisions are
-  made once, while tracing, and the step keeps only the kernels and the all-reduces.
+  made once, while tracing, and the step keeps only the kernels and the all-reduces;
+- "compiled step, guards skipped": the same, once every shape is compiled, checking only the
+  guards that pick between compiled versions, not those on every split weight.
 
 Rank 0 writes one JSON file: per batch size and path the decode time, the generated tokens,
 the GPU kernel time of a decode step and the part of it in NCCL kernels; per batch the
 agreement of the compiled step with the eager model; the memory per GPU, and an all-reduce
 bandwidth measured on the same processes. The first step's logits go beside it, one ``.pt``
 file per batch size. Every process prints a ``[rank R, S s] stage`` line as it reaches each
-stage, so that a run stopped from outside shows where each process was.
+stage, so that a run stopped from outside shows where each process was; ``done`` comes
+after the results are written.
 """
 
 import argparse
+import faulthandler
 import inspect
 import json
 import os
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -102,10 +107,10 @@ class CompiledDecoder:
     def call_step(self, loop: str, ids: torch.Tensor, positions: torch.Tensor, cache: StaticCache):
         """The compiled step, with every process lined up before its first calls per shape.
 
-        Those calls compile and record the CUDA graph, and recording runs no kernels: a process
-        that records an all-reduce while another runs the same one for real leaves the other
-        waiting for a partner that is not there. So each process first finishes its queued
-        work and meets the others at a barrier.
+        Those calls compile, warm up and record the CUDA graph, all-reduces included, and a
+        process that compiles for a minute leaves the other waiting inside an all-reduce. So
+        each process first finishes its queued work and meets the others at a barrier: they
+        compile and record side by side, a precaution that costs three barriers per shape.
         """
         key = (loop, ids.shape[0])
         if self.calls[key] < 3 and dist.get_world_size() > 1:
@@ -152,10 +157,13 @@ class CompiledDecoder:
         cache = self.cache_for(sequence.shape[0])
         positions = torch.arange(prompt_len, device=sequence.device)
         self.forward(sequence[:, :prompt_len], positions, cache)
+        # laid out as generate's tokens are: the compiler guards on strides, and a slice of
+        # `sequence` would compile the step once more
+        fed = sequence.new_empty(sequence.shape[0], 1)
         steps = []
         for position in range(prompt_len, sequence.shape[1]):
             position_t = torch.tensor([position], device=sequence.device)
-            fed = sequence[:, position : position + 1]
+            fed.copy_(sequence[:, position : position + 1])
             steps.append(self.call_step("forced", fed, position_t, cache).clone())
         compiled = torch.stack(steps, dim=1).float()
         eager = self.model(sequence).logits[:, prompt_len:].float()  # the same positions at once
@@ -217,6 +225,7 @@ def main() -> None:
         help='"auto": "reduce-overhead" on a GPU, else "default"; "none": eager generate only',
     )
     args = parser.parse_args()
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # kill -USR1: where is it stuck?
     cuda = torch.cuda.is_available()
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     device = torch.device("cuda", int(os.environ["LOCAL_RANK"])) if cuda else torch.device("cpu")
@@ -267,6 +276,12 @@ def main() -> None:
                     measured["eager generate"]["generated"], args.prompt
                 )
                 measured["compiled step"] = fast
+                # every shape is compiled by now: only the guards that pick between the
+                # compiled versions (the batch size) are needed, not those on every weight
+                with torch.compiler.set_stance("default", skip_guard_eval_unsafe=True):
+                    measured["compiled step, guards skipped"] = measure(
+                        partial(compiled.generate, prompt), args.new_tokens, device
+                    )
                 progress(rank, f"batch {batch}: compiled step measured")
             for path, row in measured.items():
                 tokens = row.pop("generated")[:, args.prompt :].tolist()
@@ -282,11 +297,25 @@ def main() -> None:
         "allreduce_bus_gb_s": allreduce_gb_s(device, args.allreduce_mib if cuda else 16, world),
         "rows": rows,
     }
-    progress(rank, "done")
     if rank == 0:
         with open(args.out, "w") as file:
             json.dump(result, file)
+    progress(rank, "done")
+    leave_group(rank)
+
+
+def leave_group(rank: int, patience_s: float = 30) -> None:
+    """Leave the process group; if that hangs, dump the stacks and exit with status 1.
+
+    Destroying an NCCL group after its collectives were recorded in CUDA graphs can hang
+    (pytorch/pytorch#115388); dropping the compiled code and its graphs first is the reported
+    cure. The watchdog runs without Python's lock, so it fires even inside the hung C++ call.
+    """
+    progress(rank, "leaving the process group")
+    torch._dynamo.reset()  # drops the compiled steps and their CUDA graphs
+    faulthandler.dump_traceback_later(patience_s, exit=True)
     dist.destroy_process_group()
+    faulthandler.cancel_dump_traceback_later()
 
 
 if __name__ == "__main__":
