@@ -49,7 +49,8 @@ STARTED = time.perf_counter()
 
 def progress(rank: int, stage: str) -> None:
     """One line per stage and process: where a stopped run had got to."""
-    print(f"[rank {rank}, {time.perf_counter() - STARTED:.0f} s] {stage}", flush=True)
+    # one write per line: torchrun's workers are unbuffered and share the launcher's pipe
+    print(f"[rank {rank}, {time.perf_counter() - STARTED:.0f} s] {stage}\n", end="", flush=True)
 
 
 #: Megatron-style plan for one Llama layer: the attention heads and the MLP's inner width are
