@@ -321,8 +321,8 @@ def leave_group(rank: int, patience_s: float = 30) -> None:
     """Leave the process group; if that hangs, dump the stacks and exit with status 1.
 
     Destroying an NCCL group after its collectives were recorded in CUDA graphs can hang
-    (pytorch/pytorch#115388); dropping the compiled code and its graphs first is the reported
-    cure. The watchdog runs without Python's lock, so it fires even inside the hung C++ call.
+    (pytorch/pytorch#115388, open); dropping the graphs first is a workaround reported there,
+    not a fix. The watchdog runs without Python's lock, so it fires even inside a hung C++ call.
     """
     progress(rank, "leaving the process group")
     torch._dynamo.reset()  # drops the compiled steps and their CUDA graphs
