@@ -4,19 +4,21 @@
         [--prompt 128] [--new-tokens 64] [--allreduce-mib 256] [--compile-mode auto|none|MODE]
 
 Every process builds the same model (same seed), then ``parallelize_module`` splits each
-layer across the processes with the plan below. The split model decodes two ways:
+layer across the processes with the plan below. The split model decodes two ways, the
+second measured twice:
 
 - "eager generate": ``model.generate``, where every operation on a split weight (a DTensor)
-  goes through DTensor's dispatcher in Python, every step;
+  goes through DTensor's dispatcher on the host, every step;
 - "compiled step": notebook 08's loop over a static KV cache, its decode step compiled with
   ``torch.compile`` (and recorded as a CUDA graph on a GPU): DTensor's layout decisions are
-  made once, while tracing, and the step keeps only the kernels and the all-reduces;
+  made once, while tracing; each call still checks the compiled code's guards and unwraps
+  the split weights into the local tensors the kernels read;
 - "compiled step, guards skipped": the same, once every shape is compiled, checking only the
   guards that pick between compiled versions, not those on every split weight.
 
 Rank 0 writes one JSON file: per batch size and path the decode time, the generated tokens,
 the GPU kernel time of a decode step and the part of it in NCCL kernels; per batch the
-agreement of the compiled step with the eager model; the memory per GPU, and an all-reduce
+agreement of each compiled path with the eager model; the memory per GPU, and an all-reduce
 bandwidth measured on the same processes. The first step's logits go beside it, one ``.pt``
 file per batch size. Every process prints a ``[rank R, S s] stage`` line as it reaches each
 stage, so that a run stopped from outside shows where each process was; ``done`` comes
@@ -29,6 +31,7 @@ import inspect
 import json
 import os
 import signal
+import statistics
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -45,11 +48,13 @@ from helpers.timing import synchronize, time_cold_call
 from helpers.workload import load_causal_lm
 
 STARTED = time.perf_counter()
+REPEATS = 3  # timed calls per measurement
 
 
 def progress(rank: int, stage: str) -> None:
     """One line per stage and process: where a stopped run had got to."""
-    print(f"[rank {rank}, {time.perf_counter() - STARTED:.0f} s] {stage}", flush=True)
+    # one write per line: torchrun's workers are unbuffered and share the launcher's pipe
+    print(f"[rank {rank}, {time.perf_counter() - STARTED:.0f} s] {stage}\n", end="", flush=True)
 
 
 #: Megatron-style plan for one Llama layer: the attention heads and the MLP's inner width are
@@ -190,12 +195,18 @@ def profiled_ms(run: Callable[[int], object], device: torch.device) -> tuple[flo
 
 
 def measure(run: Callable[[int], torch.Tensor], tokens: int, device: torch.device) -> dict:
-    """One path's first call (compiling, if any), prefill and decode times, and its tokens."""
+    """One path's first call (compiling, if any), median prefill and decode times, its tokens."""
     outputs = []  # the first call's tokens: no extra generation just to keep them
     first_s = time_cold_call(lambda: outputs.append(run(tokens)), device)
     generated = outputs[0]
-    prefill_s = time_cold_call(partial(run, 1), device)  # generating 1 token is the prefill
-    total_s = time_cold_call(partial(run, tokens), device)
+    # medians of a fixed number of calls: every process must make the same calls, since
+    # each all-reduce waits for all of them
+    prefill_s = statistics.median(  # generating 1 token is the prefill
+        time_cold_call(partial(run, 1), device) for _ in range(REPEATS)
+    )
+    total_s = statistics.median(
+        time_cold_call(partial(run, tokens), device) for _ in range(REPEATS)
+    )
     kernel_ms = comm_ms = None
     if device.type == "cuda":
         kernel_ms, comm_ms = profiled_ms(run, device)
@@ -279,9 +290,11 @@ def main() -> None:
                 # every shape is compiled by now: only the guards that pick between the
                 # compiled versions (the batch size) are needed, not those on every weight
                 with torch.compiler.set_stance("default", skip_guard_eval_unsafe=True):
-                    measured["compiled step, guards skipped"] = measure(
-                        partial(compiled.generate, prompt), args.new_tokens, device
+                    lean = measure(partial(compiled.generate, prompt), args.new_tokens, device)
+                    lean["forced_cosine"] = compiled.forced_cosine(
+                        measured["eager generate"]["generated"], args.prompt
                     )
+                measured["compiled step, guards skipped"] = lean
                 progress(rank, f"batch {batch}: compiled step measured")
             for path, row in measured.items():
                 tokens = row.pop("generated")[:, args.prompt :].tolist()
@@ -308,8 +321,8 @@ def leave_group(rank: int, patience_s: float = 30) -> None:
     """Leave the process group; if that hangs, dump the stacks and exit with status 1.
 
     Destroying an NCCL group after its collectives were recorded in CUDA graphs can hang
-    (pytorch/pytorch#115388); dropping the compiled code and its graphs first is the reported
-    cure. The watchdog runs without Python's lock, so it fires even inside the hung C++ call.
+    (pytorch/pytorch#115388, open); dropping the graphs first is a workaround reported there,
+    not a fix. The watchdog runs without Python's lock, so it fires even inside a hung C++ call.
     """
     progress(rank, "leaving the process group")
     torch._dynamo.reset()  # drops the compiled steps and their CUDA graphs
