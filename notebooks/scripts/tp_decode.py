@@ -221,6 +221,21 @@ def measure(run: Callable[[int], torch.Tensor], tokens: int, device: torch.devic
     }
 
 
+def measure_compiled(
+    compiled: CompiledDecoder,
+    *,
+    prompt: torch.Tensor,
+    reference: torch.Tensor,
+    tokens: int,
+    device: torch.device,
+) -> dict:
+    """measure() of the compiled path, and its agreement with the eager model on `reference`."""
+    row = measure(partial(compiled.generate, prompt), tokens, device)
+    # fed generate's tokens, does the compiled step compute what the eager model does?
+    row["forced_cosine"] = compiled.forced_cosine(reference, prompt.shape[1])
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("model")
@@ -281,20 +296,20 @@ def main() -> None:
                     rank,
                     f"batch {batch}: compiling (mode {mode!r}) and measuring the compiled step",
                 )
-                fast = measure(partial(compiled.generate, prompt), args.new_tokens, device)
-                # fed generate's tokens, does the compiled step compute what the eager model does?
-                fast["forced_cosine"] = compiled.forced_cosine(
-                    measured["eager generate"]["generated"], args.prompt
+                reference = measured["eager generate"]["generated"]
+                checked = partial(
+                    measure_compiled,
+                    compiled,
+                    prompt=prompt,
+                    reference=reference,
+                    tokens=args.new_tokens,
+                    device=device,
                 )
-                measured["compiled step"] = fast
+                measured["compiled step"] = checked()
                 # every shape is compiled by now: only the guards that pick between the
                 # compiled versions (the batch size) are needed, not those on every weight
                 with torch.compiler.set_stance("default", skip_guard_eval_unsafe=True):
-                    lean = measure(partial(compiled.generate, prompt), args.new_tokens, device)
-                    lean["forced_cosine"] = compiled.forced_cosine(
-                        measured["eager generate"]["generated"], args.prompt
-                    )
-                measured["compiled step, guards skipped"] = lean
+                    measured["compiled step, guards skipped"] = checked()
                 progress(rank, f"batch {batch}: compiled step measured")
             for path, row in measured.items():
                 tokens = row.pop("generated")[:, args.prompt :].tolist()
