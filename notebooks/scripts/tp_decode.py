@@ -17,12 +17,12 @@ second measured twice:
   guards that pick between compiled versions, not those on every split weight.
 
 Rank 0 writes one JSON file: per batch size and path the decode time, the generated tokens,
-the GPU kernel time of a decode step and the part of it in NCCL kernels; per batch the
-agreement of each compiled path with the eager model; the memory per GPU, and an all-reduce
-bandwidth measured on the same processes. The first step's logits go beside it, one ``.pt``
-file per batch size. Every process prints a ``[rank R, S s] stage`` line as it reaches each
-stage, so that a run stopped from outside shows where each process was; ``done`` comes
-after the results are written.
+the GPU time of a decode step in compute kernels (NCCL's left out) and the agreement of
+each compiled path with the eager model; per batch size the time of one step's all-reduces
+alone; the memory per GPU, and an all-reduce bandwidth measured on the same processes.
+The first step's logits go beside it, one ``.pt`` file per batch size. Every process
+prints a ``[rank R, S s] stage`` line as it reaches each stage, so that a run stopped from
+outside shows where each process was; ``done`` comes after the results are written.
 """
 
 import argparse
@@ -175,43 +175,63 @@ class CompiledDecoder:
         return torch.nn.functional.cosine_similarity(compiled, eager, dim=-1).min().item()
 
 
-def after_first_collective(kernels: list) -> list:
-    """The profiled kernels that start once the first NCCL kernel (the barrier) has ended."""
-    kernels = sorted(kernels, key=lambda e: e.time_range.start)
-    lined_up = next((e.time_range.end for e in kernels if "nccl" in e.name.lower()), None)
-    return kernels if lined_up is None else [e for e in kernels if e.time_range.start >= lined_up]
+def compute_ms(run: Callable[[int], object], device: torch.device) -> float:
+    """GPU time per decode step in kernels other than NCCL's: 5 tokens minus 1, over 4.
 
-
-def profiled_ms(run: Callable[[int], object], device: torch.device) -> tuple[float, float]:
-    """GPU kernel ms per decode step, and the part in NCCL kernels: 5 tokens minus 1, over 4.
-
-    The processes start profiling at different moments, and the first all-reduce of the one
-    that starts first would wait for the other, counting that lag as NCCL time. So inside
-    the profile the processes first meet at a barrier, and only the kernels that start after
-    the barrier's own all-reduce count.
+    NCCL kernels are left out: an all-reduce kernel starts when its own process gets there
+    and spins until the other does, so its time is mostly waiting for the other process's
+    host, which the profiler itself slows down. allreduce_step_ms times the communication.
     """
-    world = dist.get_world_size()
     totals = []
     for tokens in (5, 1):  # the 1-token run is the prefill alone
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            if world > 1:
-                synchronize(device)
-                dist.barrier()
-                synchronize(device)
             run(tokens)
             synchronize(device)
-        kernels = [
-            e
-            for e in prof.events()
-            if e.device_type.name == "CUDA" and not getattr(e, "is_user_annotation", False)
-        ]
-        if world > 1:
-            kernels = after_first_collective(kernels)
-        total_us = sum(e.time_range.elapsed_us() for e in kernels)
-        comm_us = sum(e.time_range.elapsed_us() for e in kernels if "nccl" in e.name.lower())
-        totals.append((total_us / 1e3, comm_us / 1e3))
-    (kernel_5, comm_5), (kernel_1, comm_1) = totals
-    return (kernel_5 - kernel_1) / 4, (comm_5 - comm_1) / 4
+        totals.append(
+            sum(
+                e.time_range.elapsed_us()
+                for e in prof.events()
+                if e.device_type.name == "CUDA"
+                and not getattr(e, "is_user_annotation", False)
+                and "nccl" not in e.name.lower()
+            )
+        )
+    return (totals[0] - totals[1]) / 4 / 1e3
+
+
+def allreduce_step_ms(
+    device: torch.device, *, batch: int, hidden: int, count: int, dtype: torch.dtype
+) -> float:
+    """One decode step's all-reduces alone: `count` of them, each of one hidden vector per
+    sequence, with no computation between them and the processes lined up first.
+
+    On a GPU they are recorded in a CUDA graph and replayed, as the compiled step runs
+    them, so that launching them costs nothing; on a CPU (gloo) they run one by one.
+    """
+    data = torch.zeros(batch, hidden, dtype=dtype, device=device)
+
+    def one_step() -> None:
+        for _ in range(count):
+            dist.all_reduce(data)
+
+    one_step()  # warm-up, outside any capture
+    synchronize(device)
+    replay = one_step
+    if device.type == "cuda":
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            one_step()
+        replay = graph.replay  # dropped on return: no graph holds NCCL calls at teardown
+    times = []
+    for _ in range(REPEATS):
+        synchronize(device)
+        dist.barrier()
+        start = time.perf_counter()
+        for _ in range(10):
+            replay()
+        synchronize(device)
+        times.append((time.perf_counter() - start) / 10)
+    return 1e3 * statistics.median(times)
 
 
 def measure(run: Callable[[int], torch.Tensor], tokens: int, device: torch.device) -> dict:
@@ -227,16 +247,13 @@ def measure(run: Callable[[int], torch.Tensor], tokens: int, device: torch.devic
     total_s = statistics.median(
         time_cold_call(partial(run, tokens), device) for _ in range(REPEATS)
     )
-    kernel_ms = comm_ms = None
-    if device.type == "cuda":
-        kernel_ms, comm_ms = profiled_ms(run, device)
+    gpu_compute_ms = compute_ms(run, device) if device.type == "cuda" else None
     return {
         "first_call_s": first_s,
         "prefill_ms": 1e3 * prefill_s,
         "ms_per_step": 1e3 * (total_s - prefill_s) / (tokens - 1),
         "tokens_per_s": generated.shape[0] * tokens / total_s,
-        "decode_kernel_ms_per_step": kernel_ms,
-        "decode_nccl_ms_per_step": comm_ms,
+        "gpu_compute_ms_per_step": gpu_compute_ms,
         "generated": generated,
     }
 
@@ -295,11 +312,11 @@ def main() -> None:
     compiled = (
         None if mode == "none" else CompiledDecoder(model, args.prompt + args.new_tokens, mode)
     )
-    rows = []
+    rows, batches = [], [int(b) for b in args.batches.split(",")]
     # no_grad, generate's own default: under inference_mode, aten.linear reaches DTensor
     # undecomposed and takes a slower path, every call
     with torch.no_grad():
-        for batch in (int(b) for b in args.batches.split(",")):
+        for batch in batches:
             torch.manual_seed(0)
             prompt = torch.randint(0, model.config.vocab_size, (batch, args.prompt), device=device)
             first_logits = model(prompt).logits[:, -1].float()
@@ -334,6 +351,10 @@ def main() -> None:
             for path, row in measured.items():
                 tokens = row.pop("generated")[:, args.prompt :].tolist()
                 rows.append({"batch": batch, "path": path, **row, "tokens": tokens})
+    steps = 2 * model.config.num_hidden_layers  # all-reduces per decode step
+    alone = partial(
+        allreduce_step_ms, device, hidden=model.config.hidden_size, count=steps, dtype=dtype
+    )
     result = {
         "world": world,
         "backend": "nccl" if cuda else "gloo",
@@ -344,6 +365,7 @@ def main() -> None:
         "model_gib_per_gpu": model_gib,
         "peak_gib_per_gpu": torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None,
         "allreduce_bus_gb_s": allreduce_gb_s(device, args.allreduce_mib if cuda else 16, world),
+        "allreduce_step_ms": {b: alone(batch=b) for b in batches} if world > 1 else {},
         "rows": rows,
     }
     if rank == 0:
