@@ -205,8 +205,9 @@ def allreduce_step_ms(
     """One decode step's all-reduces alone: `count` of them, each of one hidden vector per
     sequence, with no computation between them and the processes lined up first.
 
-    On a GPU they are recorded in a CUDA graph and replayed, as the compiled step runs
-    them, so that launching them costs nothing; on a CPU (gloo) they run one by one.
+    On a GPU they are recorded in a CUDA graph and replayed, as the compiled step runs them
+    in mode "reduce-overhead", so that launching them costs nothing; on a CPU (gloo) they
+    run one by one.
     """
     data = torch.zeros(batch, hidden, dtype=dtype, device=device)
 
