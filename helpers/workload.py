@@ -79,10 +79,8 @@ class LoadedModel:
 
 
 def hub_reachable(timeout_s: float = 3.0) -> bool:
-    """True if the hub answers an HTTP request and offline mode is not forced.
-
-    Asking first avoids transformers' retry loop, which takes ~25 s to give up offline.
-    """
+    """True if the hub answers and offline mode is not forced: asking first avoids
+    transformers' retry loop, which takes ~25 s to give up offline."""
     if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
         return False
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
@@ -250,33 +248,35 @@ TINY_DECODER = dict(
 )
 
 
+def causal_lm_weights(model_name: str, *, tiny: bool = False) -> str:
+    """load_causal_lm's weights, for records: random for the offline table and tiny models."""
+    if tiny or canonical_name(model_name) in OFFLINE_CONFIGS:
+        return WEIGHTS_RANDOM
+    return weights_source(model_name)
+
+
 def load_causal_lm(model_name: str, *, tiny: bool = False, seed: int = 0):
     """(model, note): a decoder LM in eval mode on the CPU.
 
     A name in the offline table is built from its exact published config with random weights
-    (decoding speed does not depend on the weights); other names load from the hub or a folder.
-    ``tiny`` keeps the vocabulary and shrinks the rest, for CPUs.
+    (decoding speed does not depend on them); ``tiny`` keeps the vocabulary, shrinks the rest.
     """
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    if canonical_name(model_name) in OFFLINE_CONFIGS:
-        config, weights = offline_config(model_name), WEIGHTS_RANDOM
+    weights = causal_lm_weights(model_name)
+    if weights == WEIGHTS_RANDOM:
+        config = offline_config(model_name)
     else:
-        weights = weights_source(model_name)
         config = AutoConfig.from_pretrained(weights_folder(model_name, weights))
     if tiny:
         config = config.__class__(**{**config.to_dict(), **TINY_DECODER})
     if tiny or weights == WEIGHTS_RANDOM:
         torch.manual_seed(seed)
-        model, weights = (
-            AutoModelForCausalLM.from_config(config, attn_implementation="sdpa"),
-            WEIGHTS_RANDOM,
-        )
+        model = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
+        weights = WEIGHTS_RANDOM
     else:
         folder = weights_folder(model_name, weights)
         model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="sdpa")
     shape = "a tiny version (2 layers, width 256) of " if tiny else ""
-    note = (
-        f"{shape}{model_name}: {weights} weights, {model.num_parameters() / 1e6:.0f} M parameters"
-    )
-    return model.eval(), note
+    millions = model.num_parameters() / 1e6
+    return model.eval(), f"{shape}{model_name}: {weights} weights, {millions:.0f} M parameters"

@@ -36,7 +36,7 @@ def workload_heading(record: dict) -> str:
         f"{p['model_name']}, batch {p['batch_size']} x {p['seq_len']} on "
         f"{env.get('device_name', '?')} ({env.get('device', '?')}, driver {env.get('driver')}), "
         f"torch {env.get('torch', '?')}, {trt}; "
-        f"weights: {record.get('model', {}).get('weights', '?')}"
+        f"weights: {record.get('model', {}).get('weights', 'not recorded')}"
     )
 
 

@@ -17,12 +17,12 @@ second measured twice:
   guards that pick between compiled versions, not those on every split weight.
 
 Rank 0 writes one JSON file: per batch size and path the decode time, the generated tokens,
-the GPU kernel time of a decode step and the part of it in NCCL kernels; per batch the
-agreement of each compiled path with the eager model; the memory per GPU, and an all-reduce
-bandwidth measured on the same processes. The first step's logits go beside it, one ``.pt``
-file per batch size. Every process prints a ``[rank R, S s] stage`` line as it reaches each
-stage, so that a run stopped from outside shows where each process was; ``done`` comes
-after the results are written.
+the GPU time of a decode step in compute kernels (NCCL's left out) and the agreement of
+each compiled path with the eager model; per batch size the time of one step's all-reduces
+alone; the memory per GPU, and an all-reduce bandwidth measured on the same processes.
+The first step's logits go beside it, one ``.pt`` file per batch size. Every process
+prints a ``[rank R, S s] stage`` line as it reaches each stage, so that a run stopped from
+outside shows where each process was; ``done`` comes after the results are written.
 """
 
 import argparse
@@ -45,7 +45,7 @@ from torch.profiler import ProfilerActivity, profile
 from transformers import StaticCache
 
 from helpers.timing import synchronize, time_cold_call
-from helpers.workload import load_causal_lm
+from helpers.workload import causal_lm_weights, load_causal_lm
 
 STARTED = time.perf_counter()
 REPEATS = 3  # timed calls per measurement
@@ -175,23 +175,64 @@ class CompiledDecoder:
         return torch.nn.functional.cosine_similarity(compiled, eager, dim=-1).min().item()
 
 
-def profiled_ms(run: Callable[[int], object], device: torch.device) -> tuple[float, float]:
-    """GPU kernel ms per decode step, and the part in NCCL kernels: 5 tokens minus 1, over 4."""
+def compute_ms(run: Callable[[int], object], device: torch.device) -> float:
+    """GPU time per decode step in kernels other than NCCL's: 5 tokens minus 1, over 4.
+
+    NCCL kernels are left out: an all-reduce kernel starts when its own process gets there
+    and spins until the other does, so its time is mostly waiting for the other process's
+    host, which the profiler itself slows down. allreduce_step_ms times the communication.
+    """
     totals = []
     for tokens in (5, 1):  # the 1-token run is the prefill alone
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             run(tokens)
             synchronize(device)
-        kernels = [
-            e
-            for e in prof.events()
-            if e.device_type.name == "CUDA" and not getattr(e, "is_user_annotation", False)
-        ]
-        total_us = sum(e.time_range.elapsed_us() for e in kernels)
-        comm_us = sum(e.time_range.elapsed_us() for e in kernels if "nccl" in e.name.lower())
-        totals.append((total_us / 1e3, comm_us / 1e3))
-    (kernel_5, comm_5), (kernel_1, comm_1) = totals
-    return (kernel_5 - kernel_1) / 4, (comm_5 - comm_1) / 4
+        totals.append(
+            sum(
+                e.time_range.elapsed_us()
+                for e in prof.events()
+                if e.device_type.name == "CUDA"
+                and not getattr(e, "is_user_annotation", False)
+                and "nccl" not in e.name.lower()
+            )
+        )
+    return (totals[0] - totals[1]) / 4 / 1e3
+
+
+def allreduce_step_ms(
+    device: torch.device, *, batch: int, hidden: int, count: int, dtype: torch.dtype
+) -> float:
+    """One decode step's all-reduces alone: `count` of them, each of one hidden vector per
+    sequence, with no computation between them and the processes lined up first.
+
+    On a GPU they are recorded in a CUDA graph and replayed, as the compiled step runs them
+    in mode "reduce-overhead", so that launching them costs nothing; on a CPU (gloo) they
+    run one by one.
+    """
+    data = torch.zeros(batch, hidden, dtype=dtype, device=device)
+
+    def one_step() -> None:
+        for _ in range(count):
+            dist.all_reduce(data)
+
+    one_step()  # warm-up, outside any capture
+    synchronize(device)
+    replay = one_step
+    if device.type == "cuda":
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            one_step()
+        replay = graph.replay  # dropped on return: no graph holds NCCL calls at teardown
+    times = []
+    for _ in range(REPEATS):
+        synchronize(device)
+        dist.barrier()
+        start = time.perf_counter()
+        for _ in range(10):
+            replay()
+        synchronize(device)
+        times.append((time.perf_counter() - start) / 10)
+    return 1e3 * statistics.median(times)
 
 
 def measure(run: Callable[[int], torch.Tensor], tokens: int, device: torch.device) -> dict:
@@ -207,16 +248,13 @@ def measure(run: Callable[[int], torch.Tensor], tokens: int, device: torch.devic
     total_s = statistics.median(
         time_cold_call(partial(run, tokens), device) for _ in range(REPEATS)
     )
-    kernel_ms = comm_ms = None
-    if device.type == "cuda":
-        kernel_ms, comm_ms = profiled_ms(run, device)
+    gpu_compute_ms = compute_ms(run, device) if device.type == "cuda" else None
     return {
         "first_call_s": first_s,
         "prefill_ms": 1e3 * prefill_s,
         "ms_per_step": 1e3 * (total_s - prefill_s) / (tokens - 1),
         "tokens_per_s": generated.shape[0] * tokens / total_s,
-        "decode_kernel_ms_per_step": kernel_ms,
-        "decode_nccl_ms_per_step": comm_ms,
+        "gpu_compute_ms_per_step": gpu_compute_ms,
         "generated": generated,
     }
 
@@ -275,11 +313,11 @@ def main() -> None:
     compiled = (
         None if mode == "none" else CompiledDecoder(model, args.prompt + args.new_tokens, mode)
     )
-    rows = []
+    rows, batches = [], [int(b) for b in args.batches.split(",")]
     # no_grad, generate's own default: under inference_mode, aten.linear reaches DTensor
     # undecomposed and takes a slower path, every call
     with torch.no_grad():
-        for batch in (int(b) for b in args.batches.split(",")):
+        for batch in batches:
             torch.manual_seed(0)
             prompt = torch.randint(0, model.config.vocab_size, (batch, args.prompt), device=device)
             first_logits = model(prompt).logits[:, -1].float()
@@ -314,15 +352,21 @@ def main() -> None:
             for path, row in measured.items():
                 tokens = row.pop("generated")[:, args.prompt :].tolist()
                 rows.append({"batch": batch, "path": path, **row, "tokens": tokens})
+    steps = 2 * model.config.num_hidden_layers  # all-reduces per decode step
+    alone = partial(
+        allreduce_step_ms, device, hidden=model.config.hidden_size, count=steps, dtype=dtype
+    )
     result = {
         "world": world,
         "backend": "nccl" if cuda else "gloo",
         "note": note,
+        "weights": causal_lm_weights(args.model, tiny=args.tiny),
         "device": torch.cuda.get_device_name(device) if cuda else "cpu",
         "compile_mode": mode,
         "model_gib_per_gpu": model_gib,
         "peak_gib_per_gpu": torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None,
         "allreduce_bus_gb_s": allreduce_gb_s(device, args.allreduce_mib if cuda else 16, world),
+        "allreduce_step_ms": {b: alone(batch=b) for b in batches} if world > 1 else {},
         "rows": rows,
     }
     if rank == 0:
