@@ -24,6 +24,7 @@ def test_two_gloo_processes_report_each_stage_and_skip_compiling_when_asked(tmp_
     assert [row["path"] for row in result["rows"]] == ["eager generate"]
     assert len(result["rows"][0]["tokens"][0]) == 3
     assert result["allreduce_step_ms"]["1"] > 0  # one step's all-reduces, timed alone
+    assert result["allreduce_step_how"] == ["one by one"]  # gloo: no CUDA graph
     assert result["rows"][0]["gpu_compute_ms_per_step"] is None  # profiled on GPUs only
     for rank in (0, 1):
         assert f"[rank {rank}," in done.stdout and "done" in done.stdout

@@ -201,13 +201,13 @@ def compute_ms(run: Callable[[int], object], device: torch.device) -> float:
 
 def allreduce_step_ms(
     device: torch.device, *, batch: int, hidden: int, count: int, dtype: torch.dtype
-) -> float:
+) -> tuple[float, str]:
     """One decode step's all-reduces alone: `count` of them, each of one hidden vector per
     sequence, with no computation between them and the processes lined up first.
 
     On a GPU they are recorded in a CUDA graph and replayed, as the compiled step runs them
-    in mode "reduce-overhead", so that launching them costs nothing; on a CPU (gloo) they
-    run one by one.
+    in mode "reduce-overhead", so that launching them costs nothing; on a CPU (gloo), or if
+    recording fails, they run one by one. Returns the milliseconds and how they ran.
     """
     data = torch.zeros(batch, hidden, dtype=dtype, device=device)
 
@@ -217,12 +217,17 @@ def allreduce_step_ms(
 
     one_step()  # warm-up, outside any capture
     synchronize(device)
-    replay = one_step
+    replay, how = one_step, "one by one"
     if device.type == "cuda":
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            one_step()
-        replay = graph.replay  # dropped on return: no graph holds NCCL calls at teardown
+        try:  # thread_local, as torch.compile records: NCCL's watchdog thread may query events
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                one_step()
+            # dropped on return: no graph holds NCCL calls at teardown
+            replay, how = graph.replay, "replayed from a CUDA graph"
+        except RuntimeError as error:
+            how = f"one by one (recording a CUDA graph failed: {str(error)[:100]})"
+            synchronize(device)
     times = []
     for _ in range(REPEATS):
         synchronize(device)
@@ -232,7 +237,7 @@ def allreduce_step_ms(
             replay()
         synchronize(device)
         times.append((time.perf_counter() - start) / 10)
-    return 1e3 * statistics.median(times)
+    return 1e3 * statistics.median(times), how
 
 
 def measure(run: Callable[[int], torch.Tensor], tokens: int, device: torch.device) -> dict:
@@ -356,6 +361,7 @@ def main() -> None:
     alone = partial(
         allreduce_step_ms, device, hidden=model.config.hidden_size, count=steps, dtype=dtype
     )
+    timed = {b: alone(batch=b) for b in batches} if world > 1 else {}
     result = {
         "world": world,
         "backend": "nccl" if cuda else "gloo",
@@ -366,7 +372,8 @@ def main() -> None:
         "model_gib_per_gpu": model_gib,
         "peak_gib_per_gpu": torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None,
         "allreduce_bus_gb_s": allreduce_gb_s(device, args.allreduce_mib if cuda else 16, world),
-        "allreduce_step_ms": {b: alone(batch=b) for b in batches} if world > 1 else {},
+        "allreduce_step_ms": {b: ms for b, (ms, _) in timed.items()},
+        "allreduce_step_how": sorted({how for _, how in timed.values()}),
         "rows": rows,
     }
     if rank == 0:
