@@ -75,14 +75,14 @@ def allreduce_gb_s(device: torch.device, mib: int, world: int) -> float | None:
     if world == 1:
         return None
     data = torch.ones(mib * 2**20 // 2, dtype=torch.bfloat16, device=device)
+
+    def ten_calls() -> None:
+        for _ in range(10):
+            dist.all_reduce(data)
+
     for _ in range(3):
         dist.all_reduce(data)
-    synchronize(device)
-    start = time.perf_counter()
-    for _ in range(10):
-        dist.all_reduce(data)
-    synchronize(device)
-    seconds = (time.perf_counter() - start) / 10
+    seconds = time_cold_call(ten_calls, device) / 10
     return 2 * (world - 1) / world * data.numel() * 2 / seconds / 1e9
 
 
@@ -228,15 +228,16 @@ def allreduce_step_ms(
         except RuntimeError as error:
             how = f"one by one (recording a CUDA graph failed: {str(error)[:100]})"
             synchronize(device)
+
+    def ten_replays() -> None:
+        for _ in range(10):
+            replay()
+
     times = []
     for _ in range(REPEATS):
         synchronize(device)
-        dist.barrier()
-        start = time.perf_counter()
-        for _ in range(10):
-            replay()
-        synchronize(device)
-        times.append((time.perf_counter() - start) / 10)
+        dist.barrier()  # the processes start together
+        times.append(time_cold_call(ten_replays, device) / 10)
     return 1e3 * statistics.median(times), how
 
 
@@ -357,9 +358,9 @@ def main() -> None:
             for path, row in measured.items():
                 tokens = row.pop("generated")[:, args.prompt :].tolist()
                 rows.append({"batch": batch, "path": path, **row, "tokens": tokens})
-    steps = 2 * model.config.num_hidden_layers  # all-reduces per decode step
+    all_reduces = 2 * model.config.num_hidden_layers  # per decode step
     alone = partial(
-        allreduce_step_ms, device, hidden=model.config.hidden_size, count=steps, dtype=dtype
+        allreduce_step_ms, device, hidden=model.config.hidden_size, count=all_reduces, dtype=dtype
     )
     timed = {b: alone(batch=b) for b in batches} if world > 1 else {}
     result = {
