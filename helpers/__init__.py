@@ -7,13 +7,21 @@ are imported where a figure or a widget is drawn. Maintainers' tools live in
 ``helpers.tools`` (series runner, report, Colab stamping).
 """
 
+from helpers import claims, records
 from helpers.accuracy import (
     OutputDiff,
     check_accuracy,
     compare_outputs,
     nearest_neighbour_agreement,
 )
-from helpers.environment import caveats, environment_report, format_report, resolve_device
+from helpers.cuda_graphs import capture_cuda_graph
+from helpers.environment import (
+    caveats,
+    device_free_mib,
+    environment_report,
+    format_report,
+    resolve_device,
+)
 from helpers.errors import (
     AccuracyError,
     DeviceUnavailableError,
@@ -23,11 +31,13 @@ from helpers.errors import (
     SkipStep,
 )
 from helpers.parameters import check_parameters
+from helpers.profiling import CallProfile, format_profile, profile_calls
 from helpers.records import output_path, save_record, workload_tag
 from helpers.results import PathResult, gate_and_time, results_table, speedup_range
 from helpers.roofline import achieved_tflops, count_flops, measure_ceilings
 from helpers.timing import LatencyStats, benchmark_latency, synchronize, time_cold_call
 from helpers.trt_compat import (
+    import_tensorrt,
     import_torch_tensorrt,
     quiet_tensorrt_logs,
     setting_names,

@@ -118,6 +118,19 @@ def environment_report(device: torch.device | str = "auto") -> dict:
     return report
 
 
+def device_free_mib(device: torch.device | str) -> float | None:
+    """Free GPU memory in MiB, after returning torch's cached blocks; None on a CPU.
+
+    The drop across a build counts what TensorRT allocates by itself (its engines and
+    contexts), which the torch allocator's statistics never see.
+    """
+    if torch.device(device).type != "cuda":
+        return None
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
+    return torch.cuda.mem_get_info(device)[0] / 2**20
+
+
 def format_report(report: dict) -> str:
     """Aligned 'key: value' lines for a notebook's setup output."""
     width = max(len(key) for key in report)

@@ -87,3 +87,22 @@ def save_record(
 def load_records(folder: str | Path) -> list[dict]:
     """All records in ``folder``, sorted by file name (notebook, then workload)."""
     return [json.loads(p.read_text()) for p in sorted(Path(folder).glob("*.json"))]
+
+
+def run_median(output_dir: str | Path, notebook: str, tag: str, path: str) -> float | None:
+    """A path's median from another notebook's record of this same series run, else None.
+
+    Notebooks of one run that time the same path should agree; the verdicts use this to
+    flag a baseline that moved between them.
+    """
+    record_path = output_path(output_dir, "results", "records", f"{notebook}_{tag}.json")
+    run_id = os.environ.get("SERIES_RUN_ID")
+    if not (run_id and record_path.exists()):
+        return None
+    record = json.loads(record_path.read_text())
+    if record.get("run_id") != run_id:
+        return None
+    for result in record.get("results", []):
+        if result.get("name") == path and result.get("latency"):
+            return result["latency"]["median_ms"]
+    return None

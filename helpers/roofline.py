@@ -23,6 +23,16 @@ def count_flops(model: nn.Module, inputs: Sequence[torch.Tensor]) -> int:
     return int(counter.get_total_flops())
 
 
+def count_flops_by_kind(model: nn.Module, inputs: Sequence[torch.Tensor]) -> dict[str, int]:
+    """FLOPs of one forward pass split as 'attention' (the SDPA ops) and 'matrix products'."""
+    with torch.inference_mode(), FlopCounterMode(display=False) as counter:
+        model(*inputs)
+    split = {"matrix products": 0, "attention": 0}
+    for op, flops in counter.get_flop_counts().get("Global", {}).items():
+        split["attention" if "attention" in str(op) else "matrix products"] += int(flops)
+    return split
+
+
 def matmul_tflops(device: torch.device, dtype: torch.dtype, allow_tf32: bool = False) -> float:
     """TFLOP/s of a large matrix product on random data (zeros run faster on some GPUs)."""
     size = 8192 if device.type == "cuda" else 1024

@@ -121,7 +121,13 @@ def setting_names(torch_tensorrt) -> frozenset[str]:
 
 
 def settings_for(
-    precision: str, *, version: str, rtx: bool, names: frozenset[str], causal: bool = False
+    precision: str,
+    *,
+    version: str,
+    rtx: bool,
+    names: frozenset[str],
+    causal: bool = False,
+    static_shape: bool = False,
 ) -> TensorRTSettings:
     """Translate 'fp16'/'fp32' into what one Torch-TensorRT generation expects.
 
@@ -133,6 +139,10 @@ def settings_for(
       ``disable_tf32=True``.
     * ``attn_bias_is_causal`` (from 2.11) defaults to True, which replaces an encoder's
       padding mask with a causal one; it is passed as False unless ``causal``.
+    * ``static_shape`` on the RTX build: an engine whose attention is TensorRT's attention
+      layer did not return from its first call at a fully static shape (notebook 02 shows
+      it), so ``decompose_attention=True`` builds attention from matrix products and a
+      softmax, as an ONNX export does, where the setting exists.
     """
     check_precision(precision)
     kwargs: dict = {}
@@ -149,10 +159,15 @@ def settings_for(
     if "attn_bias_is_causal" in names:
         kwargs["attn_bias_is_causal"] = causal
         why += "; attn_bias_is_causal must be False for an encoder's padding mask"
+    if static_shape and rtx and "decompose_attention" in names:
+        kwargs["decompose_attention"] = True
+        why += "; decompose_attention=True: the attention layer hangs at a static shape on RTX"
     return TensorRTSettings(cast_model_to=cast, kwargs=kwargs, why=why)
 
 
-def tensorrt_settings(precision: str, causal: bool = False) -> TensorRTSettings:
+def tensorrt_settings(
+    precision: str, causal: bool = False, static_shape: bool = False
+) -> TensorRTSettings:
     """``settings_for`` the torch_tensorrt installed here (SkipStep if there is none)."""
     torch_tensorrt = import_torch_tensorrt()
     status = tensorrt_status()
@@ -162,4 +177,20 @@ def tensorrt_settings(precision: str, causal: bool = False) -> TensorRTSettings:
         rtx=status.build == "RTX",
         names=setting_names(torch_tensorrt),
         causal=causal,
+        static_shape=static_shape,
     )
+
+
+def import_tensorrt():
+    """The TensorRT Python module that runs engines here: ``tensorrt_rtx`` or ``tensorrt``.
+
+    Torch-TensorRT's own build decides which one comes first, so that an engine it builds
+    is read by the same library; without Torch-TensorRT, whichever is installed. SkipStep
+    when neither imports.
+    """
+    build = tensorrt_status().build
+    order = ("tensorrt", "tensorrt_rtx") if build == "regular" else ("tensorrt_rtx", "tensorrt")
+    for name in order:
+        with contextlib.suppress(ImportError, OSError):
+            return importlib.import_module(name)
+    raise SkipStep("neither tensorrt_rtx nor tensorrt is installed (pip install tensorrt-rtx)")

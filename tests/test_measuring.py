@@ -82,6 +82,37 @@ def test_gate_and_time_times_only_correct_paths():
     assert table.loc["double", "status"] == "wrong"
 
 
+class Specialising:
+    """Right on its first call, then wrong from the ``wrong_from``-th call on: a build that
+    switches kernels once it has specialised."""
+
+    def __init__(self, wrong_from: int):
+        self.calls, self.wrong_from = 0, wrong_from
+
+    def __call__(self, t):
+        self.calls += 1
+        return t if self.calls < self.wrong_from else t + 1.0
+
+
+@pytest.mark.parametrize("wrong_from, when", [(2, "after warm-up"), (6, "after timing")])
+def test_a_path_wrong_once_settled_fails_the_gate_and_keeps_no_timing(wrong_from, when, capsys):
+    x = torch.randn(4, 8)
+    # calls: 1 first, 2 warm-up, 3 settled after warm-up, 4-5 timed, 6 settled after timing
+    (result,) = gate_and_time(
+        {"engine": Specialising(wrong_from)}, [x], reference=x, warmup=1, iterations=2, rounds=1
+    )
+    assert result.status == "wrong" and result.latency is None
+    assert result.diff.max_abs == 0 and result.settled_diff.max_abs == pytest.approx(1.0)
+    assert when in capsys.readouterr().out
+
+
+def test_a_settled_path_records_its_settled_output():
+    x = torch.randn(4, 8)
+    (result,) = gate_and_time({"eager fp32": torch.nn.Identity()}, [x], reference=x, iterations=2)
+    assert result.status == "ok" and result.settled_diff.max_abs == 0
+    assert results_table([result]).loc["eager fp32", "settled_max_abs_diff"] == 0
+
+
 def test_records_round_trip(tmp_path):
     result = PathResult("eager fp32", "ok", latency=LatencyStats.from_samples([1.0, 2.0], "t"))
     path = save_record(
@@ -94,6 +125,7 @@ def test_records_round_trip(tmp_path):
     assert path == tmp_path / "results" / "records" / "99-test_roberta-base_b2_s8.json"
     (record,) = load_records(path.parent)
     assert path_result(record["results"][0]).latency == result.latency
+    assert path_result(record["results"][0]).settled_diff is None
 
 
 def test_relative_output_folders_start_at_the_project_root():

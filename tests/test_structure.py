@@ -44,6 +44,14 @@ def test_one_parameters_cell_and_no_injected_cell(path):
         ("02", 'mode="reduce-overhead"'),
         ("02", "torch.cuda.graph(graph)"),
         ("02", "torch_tensorrt.runtime.enable_cudagraphs("),
+        ("02", "torch_tensorrt.Input(shape="),
+        ("02", "convert_exported_program_to_serialized_trt_engine("),
+        ("02", "deserialize_cuda_engine("),
+        ("02", "DynamicShapesKernelSpecializationStrategy.EAGER"),
+        ("02", "execute_async_v3("),
+        ("02", "capture_cuda_graph(trt_engine, inputs)"),
+        ("05", "static_shape=True"),
+        ("07", "h.capture_cuda_graph("),
         ("03", "disable_tf32"),
         ("05", "torch.export.export("),
         ("05", "torch_tensorrt.dynamo.compile("),
@@ -92,8 +100,10 @@ def test_lesson_helpers_stay_small():
     lines = sum(len(p.read_text().splitlines()) for p in (ROOT / "helpers").glob("*.py"))
     # 1,450: the offline loader of a trained model (PyPI package) came on top of issue 8's 1,376;
     # 1,530: notebook 08's decoder (Llama-3.2-1B's config, its loader, the copy bandwidth);
-    # 1,550: notebook 10's Llama-3.1-8B config.
-    assert lines <= 1550, f"helpers/ (without tools/) has {lines} lines"
+    # 1,550: notebook 10's Llama-3.1-8B config;
+    # 2,250: verdict wording moved out of notebook cells into claims.py (tested branch by
+    # branch), the profiler summary every speed verdict rests on, and the CUDA-graph recipe.
+    assert lines <= 2250, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(

@@ -130,3 +130,31 @@ def test_no_gpu_is_a_skip_even_with_torch_tensorrt(monkeypatch):
             tensorrt_settings("fp16")
     finally:
         tensorrt_status.cache_clear()
+
+
+def test_a_static_shape_on_rtx_decomposes_attention_where_the_setting_exists():
+    names = frozenset({"use_explicit_typing", "attn_bias_is_causal", "decompose_attention"})
+    static = settings_for("fp16", version="2.11.0", rtx=True, names=names, static_shape=True)
+    assert static.kwargs["decompose_attention"] is True and "static shape" in static.why
+    dynamic = settings_for("fp16", version="2.11.0", rtx=True, names=names)
+    assert "decompose_attention" not in dynamic.kwargs
+    regular = settings_for("fp16", version="2.12.0", rtx=False, names=names, static_shape=True)
+    assert "decompose_attention" not in regular.kwargs  # regular TensorRT keeps its layer
+    older = settings_for("fp16", version="2.10.0", rtx=True, names=names - {"decompose_attention"})
+    assert "decompose_attention" not in older.kwargs
+
+
+def test_the_tensorrt_module_follows_torch_tensorrt_s_build(monkeypatch):
+    from helpers.trt_compat import import_tensorrt
+
+    monkeypatch.setitem(sys.modules, "tensorrt", types.ModuleType("tensorrt"))
+    monkeypatch.setitem(sys.modules, "tensorrt_rtx", types.ModuleType("tensorrt_rtx"))
+    for rtx, expected in ((True, "tensorrt_rtx"), (False, "tensorrt")):
+        monkeypatch.setitem(sys.modules, "torch_tensorrt", fake_torch_tensorrt("2.11.0", {}, rtx))
+        tensorrt_status.cache_clear()
+        assert import_tensorrt().__name__ == expected
+    monkeypatch.setitem(sys.modules, "tensorrt", None)
+    monkeypatch.setitem(sys.modules, "tensorrt_rtx", None)
+    with pytest.raises(SkipStep, match="pip install tensorrt-rtx"):
+        import_tensorrt()
+    tensorrt_status.cache_clear()

@@ -1,0 +1,394 @@
+"""Verdict wording: a notebook computes its few key numbers, these functions say what they mean.
+
+Each function takes numbers and returns ``Verdict`` rows (the source's claim, this run's
+measurement, the verdict), so every branch of the wording has a unit test instead of
+living in a notebook cell. The series' noise rules live here too: where a run breaks one,
+the verdict says ``TOO_NOISY`` and judges nothing on that measurement.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+TOO_NOISY = "too noisy to judge here: rerun"
+#: A speed-up counts as noticeable above this ratio (notebook 03's rule).
+NOTICEABLE = 1.1
+#: Round medians of one path further apart than this make its ratios unreadable.
+ROUND_SPREAD_LIMIT = 1.3
+#: More work cannot take less time: a larger batch under this share of a smaller one's is noise.
+SWEEP_LIMIT = 2 / 3
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One judged claim, as printed at the end of a notebook and kept in its record."""
+
+    claim: str
+    measured: str
+    verdict: str
+    quote: bool = True  # False: our description of the source, not its words
+
+    def record(self) -> dict:
+        return asdict(self)
+
+
+def print_verdicts(
+    verdicts: Sequence[Verdict],
+    *,
+    run: str = "",
+    caveats: Sequence[str] = (),
+    missing: str = "not testable on this machine: the paths it needs did not run (see above)",
+) -> None:
+    """This run, then claim, measurement and verdict for each row, then the caveats."""
+    if run:
+        print(f"This run: {run}")
+    if not verdicts:
+        print(f"Verdict: {missing}.")
+    for v in verdicts:
+        print(f"Source: “{v.claim}”" if v.quote else f"Source (our description): {v.claim}")
+        print(f"  this run: {v.measured}")
+        print(f"  verdict: {v.verdict}")
+    for caveat in caveats:
+        print(f"Caveat: {caveat}")
+
+
+# --- noise rules ---------------------------------------------------------------------------
+
+
+def round_spread(round_medians_ms: Sequence[float]) -> float:
+    """Slowest round's median over the fastest's (1.0 with fewer than two rounds)."""
+    rounds = [m for m in round_medians_ms if m > 0]
+    return max(rounds) / min(rounds) if len(rounds) > 1 else 1.0
+
+
+def unsteady_paths(round_medians: dict[str, Sequence[float]]) -> list[str]:
+    """Paths whose round medians drifted beyond ROUND_SPREAD_LIMIT."""
+    return [n for n, m in round_medians.items() if round_spread(m) > ROUND_SPREAD_LIMIT]
+
+
+def timers_disagree(a_ms: float, b_ms: float, drift: float) -> bool:
+    """Two timers of the same path differ by more than its rounds drift (notebook 01's rule)."""
+    return max(a_ms, b_ms) / min(a_ms, b_ms) > max(drift, 1.0)
+
+
+def faster_larger_batches(medians_by_batch: dict[int, float]) -> list[tuple[int, int]]:
+    """(smaller, larger) batch pairs where the larger took under SWEEP_LIMIT of the time."""
+    batches = sorted(medians_by_batch)
+    return [
+        (small, large)
+        for i, small in enumerate(batches)
+        for large in batches[i + 1 :]
+        if medians_by_batch[large] < SWEEP_LIMIT * medians_by_batch[small]
+    ]
+
+
+def baseline_moved(this_ms: float, other_ms: float | None, limit: float = 1.3) -> bool:
+    """The eager FP32 baseline moved by more than ``limit`` between notebooks of one run."""
+    return other_ms is not None and max(this_ms, other_ms) / min(this_ms, other_ms) > limit
+
+
+def noise_flags(
+    round_medians: dict[str, Sequence[float]],
+    *,
+    baseline_ms: float | None = None,
+    other_baseline_ms: float | None = None,
+) -> list[str]:
+    """What breaks the noise rules: paths that drifted between rounds, a baseline that moved."""
+    flags = [f"{name} drifted between rounds" for name in unsteady_paths(round_medians)]
+    if baseline_ms is not None and baseline_moved(baseline_ms, other_baseline_ms):
+        flags.append(f"eager fp32 moved to {other_baseline_ms:.3f} ms in notebook 01 of this run")
+    return flags
+
+
+def _known(value: float | None) -> bool:
+    return value is not None and not math.isnan(value)
+
+
+def sweep_line(path: str, medians_by_batch: dict[int, float]) -> str:
+    """What a batch sweep of one path says: noise, where latency starts to grow, or flat."""
+    noisy = faster_larger_batches(medians_by_batch)
+    if noisy:
+        pairs = ", ".join(f"{large} faster than {small}" for small, large in noisy)
+        return f"{path}: batch {pairs}: {TOO_NOISY}"
+    floor = min(medians_by_batch.values())
+    batches = sorted(medians_by_batch)
+    above = {b: medians_by_batch[b] > 1.5 * floor for b in batches}
+    grows = next((b for b in batches[1:] if all(above[c] for c in batches if c >= b)), None)
+    if grows is not None:
+        return (
+            f"{path}: from batch {grows} on, latency stays above 1.5x the sweep's lowest median "
+            f"({floor:.2f} ms): that is where launch overhead stops dominating"
+        )
+    return (
+        f"{path}: {floor:.2f}-{max(medians_by_batch.values()):.2f} ms from batch {batches[0]} to "
+        f"{batches[-1]}, not rising with the batch: launch-bound across the sweep"
+    )
+
+
+# --- notebook 02 ---------------------------------------------------------------------------
+
+POST_4X = (
+    "the inference time for a batch of 16 sentences drops from 0.043 seconds to 0.009 seconds "
+    "— roughly a 4× speedup"
+)
+
+
+def fp16_speedup(
+    *,
+    workload: tuple[int, int],
+    best_trt: str,
+    best_trt_vs_fp32: float,
+    steps: dict[str, float],
+    module_vs_fp32: float | None,
+    module_kernel_share: float | None,
+    fastest: str,
+    best_trt_vs_fastest: float,
+    cold_ratio: float | None,
+    noisy: Sequence[str] = (),
+) -> list[Verdict]:
+    """Notebook 02: the post's 4x, split into what each step buys, and where the time goes.
+
+    ``steps`` are the factors from eager FP32 to ``best_trt``, one change at a time (FP16,
+    the host out of the way, TensorRT's kernels); ``module_kernel_share`` is the share of
+    the Torch-TensorRT module's wall time its kernels take (the rest is its runtime).
+    """
+    where = "" if workload == (16, 32) else f" (at {workload[0]} x {workload[1]}, not 16 x 32)"
+    split = ", ".join(f"{name} {factor:.2f}x" for name, factor in steps.items())
+    measured = f"{best_trt} {best_trt_vs_fp32:.2f}x eager FP32 ({split})"
+    if noisy:
+        verdict = f"{TOO_NOISY} ({'; '.join(noisy)})"
+    else:
+        holds = "holds" if best_trt_vs_fp32 >= 3.5 else "does not hold"
+        kernels = steps.get("TensorRT's kernels")
+        if kernels is None:
+            own = ""
+        elif kernels >= NOTICEABLE:
+            own = (
+                f"; TensorRT's kernels add {kernels:.2f}x over PyTorch's with the host out of "
+                "the way"
+            )
+        elif kernels > 1 / NOTICEABLE:
+            own = "; TensorRT's kernels add nothing measurable: the gain is FP16 and the host"
+        else:
+            own = (
+                f"; TensorRT's path takes {1 / kernels:.2f}x the time of PyTorch's with the host "
+                "out of the way: the gain is FP16 and the host, and TensorRT's kernels are slower"
+            )
+        verdict = f"{holds}{where} for TensorRT's engine: {best_trt_vs_fp32:.2f}x{own}"
+    rows = [Verdict(POST_4X, measured, verdict)]
+    if _known(module_vs_fp32) and _known(module_kernel_share):
+        runtime = 1 - module_kernel_share
+        rows.append(
+            Verdict(
+                "the post's engine: torch_tensorrt.compile with a dynamic batch, as a module",
+                f"{module_vs_fp32:.2f}x eager FP32; its kernels fill "
+                f"{100 * module_kernel_share:.0f} % of its wall time",
+                f"Torch-TensorRT's runtime on this build takes {100 * runtime:.0f} % of the "
+                "module's time"
+                + (
+                    ": the module's latency says little about TensorRT's kernels"
+                    if runtime > 0.5
+                    else ": the module is bound by its kernels"
+                ),
+                quote=False,
+            )
+        )
+    rows.append(
+        Verdict(
+            "the best TensorRT path against the fastest verified path",
+            f"{best_trt} {best_trt_vs_fastest:.2f}x the time of {fastest}",
+            "TensorRT is the fastest path here"
+            if best_trt == fastest
+            else f"within {NOTICEABLE}x of the fastest"
+            if best_trt_vs_fastest <= NOTICEABLE
+            else f"{best_trt_vs_fastest:.2f}x slower than {fastest}",
+            quote=False,
+        )
+    )
+    if _known(cold_ratio):
+        rows.append(
+            Verdict(
+                "the post's method: one eager call against one engine call",
+                f"cold eager FP32 call / first engine call = {cold_ratio:.1f}x",
+                "a first call measures start-up cost, not latency",
+                quote=False,
+            )
+        )
+    return rows
+
+
+def kernel_floor_line(
+    *,
+    path: str,
+    wall_ms: float,
+    kernel_ms: float,
+    matrix_ms: float,
+    matrix_tflops: float,
+    ceiling_tflops: float,
+) -> str:
+    """What bounds a path: the host (kernels fill little of its time) or its kernels, and the
+    rate of its matrix products against the FP16 ceiling (notebook 02)."""
+    share = min(1.0, kernel_ms / wall_ms)
+    bound = (
+        "bound by its kernels: only faster kernels would make it faster"
+        if share >= 0.8
+        else f"the GPU is idle {100 * (1 - share):.0f} % of the time: the host is in the way"
+    )
+    return (
+        f"{path}: kernels {kernel_ms:.3f} ms of its {wall_ms:.3f} ms ({bound}); its matrix "
+        f"products (with what they fuse) take {matrix_ms:.3f} ms, {matrix_tflops:.0f} TFLOP/s, "
+        f"{100 * matrix_tflops / ceiling_tflops:.0f} % of the FP16 ceiling"
+    )
+
+
+# --- notebook 03 ---------------------------------------------------------------------------
+
+POST_FP32 = (
+    "if the precision is kept as torch.float32, there is no noticeable improvement in speed or "
+    "memory usage. In this case, Torch-TensorRT performs static kernel compilation but still "
+    "uses full FP32."
+)
+
+
+def fp32_claim(
+    *,
+    has_tf32: bool,
+    strict_x: float,
+    tf32_like_x: float | None,
+    error_vs_floor: float,
+    memory_ratio: float,
+    memory_delta_mib: float,
+) -> Verdict:
+    """Notebook 03: speed (like for like), arithmetic (error against the FP32 noise floor) and
+    memory (the engine's device memory against eager's, both including weights)."""
+    in_fp32 = error_vs_floor < 10
+    if not has_tf32:
+        speed = "not testable here for TF32 (this GPU has none, like the post's T4); "
+        speed += f"the engine is {strict_x:.2f}x strict eager FP32"
+    elif in_fp32 or tf32_like_x is None:
+        holds = "does not hold" if strict_x > NOTICEABLE else "holds"
+        speed = f"{holds} for speed: the engine is {strict_x:.2f}x strict eager FP32"
+    else:
+        noticeable = "a noticeable" if tf32_like_x > NOTICEABLE else "no noticeable"
+        speed = (
+            "cannot be tested as stated for speed on this GPU and build, which gave no strict-FP32 "
+            f"engine: against eager with TF32 allowed, the like-for-like stand-in, it is "
+            f"{tf32_like_x:.2f}x ({noticeable} improvement), and {strict_x:.2f}x strict eager FP32"
+        )
+    arithmetic = (
+        "“still uses full FP32” holds: its error is FP32 rounding"
+        if in_fp32
+        else f"“still uses full FP32” does not hold on this GPU and build: its error is "
+        f"{error_vs_floor:.0f}x the FP32 noise floor, the size TF32 gives"
+    )
+    if memory_ratio < 0.9 and -memory_delta_mib >= 64:
+        memory = (
+            f"does not hold for memory: {memory_ratio:.2f}x eager's "
+            f"({-memory_delta_mib:.0f} MiB less)"
+        )
+    elif memory_ratio > 1.1 and memory_delta_mib >= 64:
+        memory = (
+            f"holds for memory, and memory is worse: {memory_ratio:.2f}x eager's "
+            f"({memory_delta_mib:.0f} MiB more)"
+        )
+    else:
+        memory = f"holds for memory: {memory_ratio:.2f}x eager's, no noticeable saving"
+    measured = (
+        f"disable_tf32=True engine {strict_x:.2f}x strict eager FP32, error {error_vs_floor:.0f}x "
+        f"the FP32 floor; device memory {memory_ratio:.2f}x eager's"
+    )
+    return Verdict(POST_FP32, measured, f"{speed}; {arithmetic}; {memory}")
+
+
+# --- notebook 05 ---------------------------------------------------------------------------
+
+POST_DYNAMIC = (
+    "specifying different sequence lengths (the second dimension) will currently cause an "
+    "error. This indicates that Torch-TensorRT currently only supports dynamic batch sizes "
+    "(the first dimension of the input shape)."
+)
+
+
+def dynamic_shapes(
+    *,
+    post_call: str,
+    shared_lengths: Sequence[int],
+    static_vs_shared: float | None,
+    static_vs_batch: float | None,
+) -> list[Verdict]:
+    """Notebook 05: does a dynamic length work, and what does a wide profile cost?"""
+    post_ok = post_call.startswith("compiled, and correct")
+    shared = (
+        f"one exported shared length is correct from {min(shared_lengths)} to "
+        f"{max(shared_lengths)}, settled kernels included"
+        if shared_lengths
+        else ""
+    )
+    if post_ok:
+        verdict = "does not hold on this version: per-input length ranges compile and are correct"
+        verdict += f", and {shared}" if shared else ""
+    elif shared:
+        verdict = f"holds only for the post's call ({post_call}): {shared}"
+    else:
+        verdict = f"holds on this version: {post_call}, and no shared-length engine was built"
+    rows = [
+        Verdict(
+            POST_DYNAMIC,
+            f"post's call: {post_call}; shared-length engine correct at {list(shared_lengths)}",
+            verdict,
+        )
+    ]
+    if _known(static_vs_shared):
+        cost = (
+            f"a static engine is {static_vs_shared:.2f}x faster than the shared-length one"
+            if static_vs_shared >= NOTICEABLE
+            else f"no noticeable cost ({static_vs_shared:.2f}x)"
+        )
+        batch = (
+            f"; against the dynamic-batch engine {static_vs_batch:.2f}x"
+            if _known(static_vs_batch)
+            else ""
+        )
+        rows.append(
+            Verdict(
+                "what a dynamic profile costs at the workload",
+                f"static / shared-length engine time: 1 / {static_vs_shared:.2f}{batch}",
+                f"{cost}: the dynamic range buys flexibility with that speed",
+                quote=False,
+            )
+        )
+    return rows
+
+
+# --- notebook 07 ---------------------------------------------------------------------------
+
+POST_PROMISE = (
+    "convert a PyTorch model into an ONNX model, then build a TensorRT engine manually, and "
+    "directly manage dynamic shapes, precision, and GPU memory during inference"
+)
+
+
+def deploy_promise(
+    *, built: bool, on_gpu: bool, engine_ok: bool, memory_managed: bool, failure: str = ""
+) -> str:
+    """Notebook 07: how much of the post's closing promise this run kept."""
+    if not built:
+        return "not testable here: no TensorRT Python module to build with"
+    if not on_gpu:
+        return (
+            "followed up to the engine build: converting, building and managing shapes and "
+            "precision by hand works here; running it needs a GPU"
+        )
+    if not engine_ok:
+        return f"not kept here: the engine was built, but running it {failure or 'failed'}"
+    memory = (
+        "and its activation memory allocated by us for the shapes we ran"
+        if memory_managed
+        else "but its memory only read, not managed (see above)"
+    )
+    return (
+        "kept: the ONNX export, a hand-built engine with one profile for batch and length, FP16 "
+        f"by export, {memory}; the engine passed the accuracy gate"
+    )
