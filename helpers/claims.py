@@ -176,7 +176,9 @@ def fp16_speedup(
                 f"; TensorRT's path takes {1 / kernels:.2f}x the time of PyTorch's with the host "
                 "out of the way: the gain is FP16 and the host, and TensorRT's kernels are slower"
             )
-        verdict = f"{holds}{where} for TensorRT's engine: {best_trt_vs_fp32:.2f}x{own}"
+        largest = max(steps, key=steps.get) if steps else None
+        most = f", most of it from {largest} ({steps[largest]:.2f}x)" if largest else ""
+        verdict = f"{holds}{where} for TensorRT's engine: {best_trt_vs_fp32:.2f}x{most}{own}"
     rows = [Verdict(POST_4X, measured, verdict)]
     if _known(module_vs_fp32) and _known(module_kernel_share):
         runtime = 1 - module_kernel_share

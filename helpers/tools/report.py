@@ -103,12 +103,12 @@ def benchmarks_table(records: list[dict]) -> str:
         ratio = engine.latency.median_ms / best.latency.median_ms if engine else None
         ceiling = record.get("ceilings_tflops", {}).get("fp16")
 
-        def share(result) -> float | None:
-            if not (ceiling and result):
-                return None
-            return 100 * achieved_tflops(record["flops"], result.latency.median_ms) / ceiling
-
-        best_share, engine_share = share(best), share(engine)
+        best_share, engine_share = (
+            100 * achieved_tflops(record["flops"], r.latency.median_ms) / ceiling
+            if ceiling and r
+            else None
+            for r in (best, engine)
+        )
         baselines = [
             r.latency.median_ms
             for other in records
@@ -179,7 +179,8 @@ def build_report(records: list[dict]) -> str:
         "The series' targets, set for the H200 (benchmarks, not timed tests): at 16 x 32 the "
         "fastest verified path at or under 0.55 ms and the best TensorRT path within 1.1x of "
         "it; at other workloads the best path at 65 % or more of the run's FP16 ceiling and the "
-        "best TensorRT path at 50 % or more. The last column says whether this run met them. Each notebook times its own eager FP32 baseline, interleaved "
+        "best TensorRT path at 50 % or more. The last column says whether this run met them. "
+        "Each notebook times its own eager FP32 baseline, interleaved "
         "with the paths it compares; the column before it shows how far that baseline moved "
         "between the notebooks that ran the same model and workload on the same device.",
         "",
