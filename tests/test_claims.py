@@ -37,14 +37,17 @@ def test_the_4x_at_another_workload_says_so_and_slower_kernels_are_named():
     first = speedup(
         workload=(64, 512),
         best_trt_vs_fp32=3.0,
-        steps={**STEPS, "TensorRT's kernels": 0.7},
+        steps={"FP16 arithmetic": 8.7, "the host out of the way": 1.0, "TensorRT's kernels": 0.7},
         best_trt_vs_fastest=1.4,
         fastest="torch.compile fp16 reduce-overhead",
     )[0]
     assert first.verdict.startswith("does not hold (at 64 x 512, not 16 x 32)")
     assert "1.43x the time of PyTorch's" in first.verdict
+    assert "the gain is FP16 arithmetic, and TensorRT's kernels are slower" in first.verdict
     middle = speedup(steps={**STEPS, "TensorRT's kernels": 1.02})[0]
-    assert "add nothing measurable" in middle.verdict
+    assert "add nothing measurable: the gain is FP16 arithmetic and the host out of the way" in (
+        middle.verdict
+    )
 
 
 def test_the_best_tensorrt_path_against_the_fastest():
