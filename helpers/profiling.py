@@ -63,7 +63,8 @@ def profile_calls(
         for _ in range(3):
             fn(*inputs)
         torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+        with profile(activities=activities, acc_events=True) as prof:
             start = time.perf_counter()
             for _ in range(calls):
                 fn(*inputs)
