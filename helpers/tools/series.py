@@ -426,6 +426,7 @@ def publish(root: Path, run_dir: Path, since: float, ran: dict) -> None:
                 shutil.copy2(path, root / target / path.name)
                 print(f"published {target}/{path.name}")
     records = load_records(root / "results" / "records")
+    (root / "results").mkdir(exist_ok=True)
     (root / "results" / "RESULTS.md").write_text(build_report(records))
     readme = root / "README.md"
     if readme.exists():  # the project's README carries the claims table between markers
