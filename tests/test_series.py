@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from helpers.records import load_records
-from helpers.tools.series import main, notebook_defaults
+from helpers.tools.series import build_parser, main, notebook_defaults
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
@@ -207,3 +207,8 @@ def test_roofline_rows_scale_flops_with_the_batch_and_skip_untimed_points(tmp_pa
     assert rows[1]["pct_of_fp16_ceiling"] == 2.0
     plot_roofline(record, tmp_path / "roofline.png")
     assert (tmp_path / "roofline.png").stat().st_size > 0
+
+
+def test_every_option_of_the_runner_has_help_text():
+    actions = [a for a in build_parser()._actions if a.option_strings]
+    assert len(actions) >= 15 and all(a.help and len(a.help) > 10 for a in actions)

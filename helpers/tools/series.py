@@ -82,7 +82,7 @@ class Parser(argparse.ArgumentParser):
         stop(f"{message} (--help lists the options)")
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def build_parser() -> Parser:
     parser = Parser(
         prog="python -m helpers.tools.series",
         description=__doc__.splitlines()[0],
@@ -143,6 +143,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     add("--kernel", default="python3", help="Jupyter kernel name (default python3)")
     add("--timeout", type=int, default=3600, help="seconds allowed per cell (default 3600)")
+    return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.publish and (args.output_dir or args.resume):
         parser.error("--publish runs every notebook into runs/latest: drop --output-dir/--resume")
