@@ -54,9 +54,9 @@ EXPECTED = {
     "--only 02,03 --batch-size 8 --seq-len 128": {
         n: {"batch_size": 8, "seq_len": 128, **RUN} for n in ("02", "03")
     },
-    "--model-name bert-base-uncased --decoder-name meta-llama/Llama-3.1-8B": {
+    "--model-name bert-base-uncased --decoder-name meta-llama/Llama-3.2-1B": {
         **{n: {"model_name": "bert-base-uncased", **RUN} for n in ENCODERS},
-        **{n: {"model_name": "meta-llama/Llama-3.1-8B", **RUN} for n in DECODERS},
+        **{n: {"model_name": "meta-llama/Llama-3.2-1B", **RUN} for n in DECODERS},
     },
     "--only 08 -p new_tokens 16": {"08": {"new_tokens": 16, **RUN}},
     "--resume": {},  # run after the first command: everything succeeded, nothing runs again
