@@ -13,16 +13,58 @@ import torch
 from helpers.environment import resolve_device
 from helpers.errors import ParameterError
 from helpers.trt_compat import check_precision
-from helpers.workload import check_workload, load_config
+from helpers.workload import check_workload, load_config, model_kind
 
 #: Tokens per batch above which a CPU run is refused: 8x the seed workload (16 x 32). A
 #: roberta-base call grows at least linearly with tokens, so 64 x 512 (64x) takes minutes.
 CPU_TOKEN_LIMIT = 4096
 
+#: Per kind of model: how to name it, the series runner's option for it, and an example.
+MODEL_KINDS = {
+    "encoder": ("an encoder", "--model-name", "roberta-base"),
+    "decoder": ("a decoder", "--decoder-name", "meta-llama/Llama-3.2-1B"),
+}
 
-def _check_count(name: str, value, minimum: int) -> None:
+
+def check_count(name: str, value, minimum: int) -> None:
+    """A whole number >= minimum: papermill's -p turns '1.5' into a float, 'x' into text."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ParameterError(f"{name}={value!r} must be an integer >= {minimum}")
+
+
+def check_counts(name: str, values, minimum: int = 1) -> None:
+    """A non-empty list of whole numbers >= minimum; papermill's -p passes a list as text."""
+    if isinstance(values, list) and values and all(type(v) is int and v >= minimum for v in values):
+        return
+    text = (
+        f"; papermill's -p passes text, -y '{name}: {values}' a list"
+        if isinstance(values, str)
+        else ""
+    )
+    raise ParameterError(f"{name}={values!r} must be a list of integers >= {minimum}{text}")
+
+
+def _check_number(name: str, value) -> None:
+    if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
+        raise ParameterError(f"{name}={value!r} must be a number > 0")
+
+
+def check_model(model_name, kind: str = "encoder"):
+    """The model's config, once its name, its folder and its kind suit the notebook."""
+    needs, option, example = MODEL_KINDS[kind]
+    if not isinstance(model_name, str) or not model_name.strip():
+        raise ParameterError(
+            f"model_name={model_name!r} names no model: give a hub id such as {example!r} "
+            "or a model's folder"
+        )
+    config = load_config(model_name)
+    if model_kind(config) != kind:
+        raise ParameterError(
+            f"model_name={model_name!r} is {MODEL_KINDS[model_kind(config)][0]} "
+            f"({config.model_type}); this notebook needs {needs} such as {example!r}: "
+            f"the series runner takes it as {option}, papermill as -p model_name"
+        )
+    return config
 
 
 def check_parameters(
@@ -37,30 +79,34 @@ def check_parameters(
     max_seconds: float | None = None,
     threshold: float | None = None,
     output_dir: str | None = None,
+    kind: str = "encoder",
 ) -> torch.device:
     """Validate every parameter given (None: not used by this notebook); return the device.
 
+    ``kind`` is the model the notebook needs: "encoder" (01-07) or "decoder" (08-10).
     Raises a ParameterError, ModelNotAvailableError or DeviceUnavailableError whose
     message says what to change.
     """
     if precision is not None:
         check_precision(precision)
     if warmup is not None:
-        _check_count("warmup", warmup, 0)
+        check_count("warmup", warmup, 0)
     if iterations is not None:
-        _check_count("iterations", iterations, 1)
-    if max_seconds is not None and not (isinstance(max_seconds, int | float) and max_seconds > 0):
-        raise ParameterError(f"max_seconds={max_seconds!r} must be a number > 0")
-    if threshold is not None and not (isinstance(threshold, int | float) and threshold > 0):
-        raise ParameterError(f"threshold={threshold!r} must be a number > 0")
+        check_count("iterations", iterations, 1)
+    if max_seconds is not None:
+        _check_number("max_seconds", max_seconds)
+    if threshold is not None:
+        _check_number("threshold", threshold)
     if output_dir is not None:
+        if not isinstance(output_dir, str | Path) or not str(output_dir).strip():
+            raise ParameterError(f"output_dir={output_dir!r} must name a folder, e.g. 'runs/x'")
         parent = Path(output_dir).expanduser().parent
         if Path(output_dir).expanduser().is_absolute() and not parent.is_dir():
             raise ParameterError(f"output_dir={output_dir!r}: no such folder {str(parent)!r}")
     resolved = resolve_device(device)
-    _check_count("batch_size", batch_size, 1)
-    _check_count("seq_len", seq_len, 2)
-    check_workload(batch_size, seq_len, config=load_config(model_name), model_name=model_name)
+    check_count("batch_size", batch_size, 1)
+    check_count("seq_len", seq_len, 2)
+    check_workload(batch_size, seq_len, config=check_model(model_name, kind), model_name=model_name)
     if resolved.type == "cpu" and batch_size * seq_len > CPU_TOKEN_LIMIT:
         raise ParameterError(
             f"batch {batch_size} x {seq_len} = {batch_size * seq_len} tokens per call is too "

@@ -100,6 +100,8 @@ def local_folder(model_name: str) -> Path | None:
     """
     path = Path(model_name).expanduser()
     looks_like_path = model_name.startswith((".", "/", "~")) or model_name.count("/") > 1
+    if path.is_dir() and not (path / "config.json").is_file():
+        raise ModelNotAvailableError(f"{model_name!r} holds no config.json: {where_is(path)}")
     if path.is_dir():
         return path
     if looks_like_path:
@@ -108,6 +110,27 @@ def local_folder(model_name: str) -> Path | None:
             "give an existing folder or a hub id such as 'roberta-base'"
         )
     return None
+
+
+def where_is(folder: Path) -> str:
+    """Where the model of a folder without one is: the packaged model, or a subfolder."""
+    for name, (import_name, pip) in PACKAGED_MODELS.items():
+        if folder.resolve().name == import_name:
+            return (
+                f"it is the {pip} package, which keeps the model zipped; use model_name={name!r} "
+                f"(extracted to {packaged_folder(name)})"
+            )
+    inside = sorted(str(config.parent) for config in folder.glob("*/config.json"))
+    return f"the model may be in {inside[0]!r}" if inside else "give the folder that holds it"
+
+
+def model_kind(config) -> str:
+    """'decoder' for a causal LM (Llama, GPT-2), else 'encoder': BERT's causal head aside."""
+    from transformers.models.auto import modeling_auto as auto
+
+    causal = config.model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    masked = config.model_type in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    return "decoder" if causal and not masked else "encoder"
 
 
 def in_local_cache(model_name: str) -> bool:

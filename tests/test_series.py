@@ -1,13 +1,14 @@
 """The series runner on a small project of stub notebooks (the real ones run under nbval)."""
 
 import json
+import os
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from helpers.records import load_records
-from helpers.tools.series import main, notebook_defaults
+from helpers.tools.series import build_parser, main, notebook_defaults
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
@@ -52,13 +53,15 @@ def project(tmp_path, monkeypatch):
     return root
 
 
-def test_a_fast_run_writes_under_runs_fast_and_shows_its_parameters(project):
-    assert main(["--fast"]) == 0
-    run = project / "runs" / "fast" / "results"
+def test_a_run_writes_under_runs_latest_shows_its_parameters_and_leaves_no_variable(project):
+    environment = dict(os.environ)
+    assert main(["--iterations", "3"]) == 0
+    assert dict(os.environ) == environment  # SERIES_RUN_ID and PYTHONPATH were the kernels'
+    run = project / "runs" / "latest" / "results"
     records = load_records(run / "records")
     assert [r["notebook"] for r in records] == ["01-stub", "02-stub"]
     assert all(r["parameters"]["iterations"] == 3 for r in records)
-    assert all(r["run_id"].endswith("fast") for r in records)
+    assert all(r["run_id"].endswith(" series") for r in records)
     assert "iterations=3" in (run / "RUN.md").read_text()
     executed = json.loads((run / "executed" / "01_stub_roberta-base_b16_s32.ipynb").read_text())
     tags = [c["metadata"].get("tags", []) for c in executed["cells"]]
@@ -113,7 +116,7 @@ def test_publish_writes_the_claims_table_into_readme_and_results(tmp_path, monke
         (["--seq-len", "4096", "--device", "cpu"], "seq_len"),
         (["--model-name", "./missing-model"], "no such folder"),
         (["--iterations", "-5"], "iterations=-5"),
-        (["--publish", "--fast"], "--publish"),
+        (["--publish", "--resume"], "--publish"),
     ],
 )
 def test_bad_arguments_stop_before_any_notebook(project, capsys, args, words):
@@ -128,8 +131,8 @@ def test_an_error_that_would_repeat_stops_the_run(tmp_path, monkeypatch):
     failing = "import helpers as h\nraise h.ParameterError('model and workload do not fit')"
     root = make_project(tmp_path, {"01_stub": failing, "02_stub": RECORD.format(name="02-stub")})
     monkeypatch.chdir(root)
-    assert main(["--fast"]) == 1
-    status = json.loads((root / "runs" / "fast" / "results" / "run-status.json").read_text())
+    assert main([]) == 1
+    status = json.loads((root / "runs" / "latest" / "results" / "run-status.json").read_text())
     assert list(status) == ["01_stub_roberta-base_b16_s32"]
     assert status["01_stub_roberta-base_b16_s32"]["error"].startswith("ParameterError")
 
@@ -209,3 +212,8 @@ def test_roofline_rows_scale_flops_with_the_batch_and_skip_untimed_points(tmp_pa
     assert rows[1]["pct_of_fp16_ceiling"] == 2.0
     plot_roofline(record, tmp_path / "roofline.png")
     assert (tmp_path / "roofline.png").stat().st_size > 0
+
+
+def test_every_option_of_the_runner_has_help_text():
+    actions = [a for a in build_parser()._actions if a.option_strings]
+    assert len(actions) >= 15 and all(a.help and len(a.help) > 10 for a in actions)

@@ -1,0 +1,155 @@
+"""Every command the README shows runs, as written, in a test here or in CI (.ci/run).
+
+The runner's commands run on the real notebooks with papermill replaced by a recorder, so
+each test sees which notebooks a command runs and with what (test_series.py runs the
+runner through papermill on stub notebooks, and nbval runs every notebook at its
+defaults). The papermill command runs through papermill's command line on a stub.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from helpers.tools import series
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+CI = (ROOT / ".ci" / "run").read_text()
+
+
+def readme_commands() -> list[str]:
+    """The README's indented command lines; a line ending in a backslash joins the next."""
+    commands, pending = [], ""
+    for line in README.splitlines():
+        if re.match(r"    \S", line):
+            pending += line.strip().removesuffix("\\")
+            if not line.endswith("\\"):
+                commands.append(" ".join(shlex.split(pending, comments=True)))
+                pending = ""
+    return commands
+
+
+def runner_commands() -> list[str]:
+    """Each runner call of the README, as the arguments after the module name."""
+    calls = [part.strip() for c in readme_commands() for part in c.split("&&")]
+    prefix = "python -m helpers.tools.series"
+    return [call.removeprefix(prefix).strip() for call in calls if call.startswith(prefix)]
+
+
+ENCODERS = ["01", "02", "03", "04", "05", "06", "07"]
+DECODERS = ["08", "09", "10"]
+RUN = {"output_dir": "runs/latest"}
+#: Each runner command of the README -> {notebook: what papermill gets}; None: refused here.
+EXPECTED = {
+    "": {n: RUN for n in ENCODERS + DECODERS},
+    "--only 02,03 --batch-size 8 --seq-len 128": {
+        n: {"batch_size": 8, "seq_len": 128, **RUN} for n in ("02", "03")
+    },
+    "--model-name bert-base-uncased --decoder-name meta-llama/Llama-3.2-1B": {
+        **{n: {"model_name": "bert-base-uncased", **RUN} for n in ENCODERS},
+        **{n: {"model_name": "meta-llama/Llama-3.2-1B", **RUN} for n in DECODERS},
+    },
+    "--only 08 -p new_tokens 16": {"08": {"new_tokens": 16, **RUN}},
+    "--resume": {},  # run after the first command: everything succeeded, nothing runs again
+    "--publish": {n: {} for n in ENCODERS + DECODERS},  # in place, at the defaults
+    "--publish --only 02,03 --batch-size 64 --seq-len 512": (
+        {n: {"batch_size": 64, "seq_len": 512} for n in ("02", "03")}
+        if torch.cuda.is_available()
+        else None  # 32768 tokens per call: refused on a CPU, in one line
+    ),
+}
+
+
+@pytest.fixture
+def recorded(tmp_path, monkeypatch):
+    """A project with the real notebooks and helpers; papermill replaced by a recorder."""
+    for name in ("notebooks", "helpers"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    monkeypatch.chdir(tmp_path)
+    ran = {}
+
+    def execute(notebook, target, params, args):
+        ran[notebook.name[:2]] = params
+        return ""  # no error
+
+    monkeypatch.setattr(series, "execute", execute)
+    return ran
+
+
+#: README commands that run elsewhere, and where.
+ELSEWHERE = {
+    "pip install torch==2.13.0": ".ci/run, first",
+    "pip install -r requirements.txt -e .": ".ci/run, as the test command's first half",
+    "python -m pytest --nbval-lax tests notebooks": ".ci/run, the test command",
+    "python -m helpers.tools.colab --repo https://github.com/OWNER/NAME": (
+        "test_colab_cells.py::test_cli_check_exit_status"
+    ),
+}
+
+
+def test_every_readme_command_is_run_by_a_test_or_by_ci():
+    parts = {part.strip() for command in readme_commands() for part in command.split("&&")}
+    here = {f"python -m helpers.tools.series {args}".strip() for args in EXPECTED}
+    here |= {part for part in parts if part.startswith("python -m papermill")}  # run below
+    assert parts - here - set(ELSEWHERE) == set()  # a new command in the README needs a test
+    assert set(runner_commands()) == set(EXPECTED)  # and each runner command here is in it
+    assert "pip install -q torch==2.13.0" in CI
+    assert '"--repo"' in (ROOT / "tests" / "test_colab_cells.py").read_text()
+
+
+def test_the_cpu_torch_step_comes_before_the_setup_commands_and_ci_runs_the_test_command():
+    commands = readme_commands()
+    setup = [c for c in commands if c.startswith("pip install -r requirements.txt -e . &&")]
+    assert len(setup) == 2  # one runs the series, one the tests
+    assert commands.index("pip install torch==2.13.0") < commands.index(setup[0])
+    pattern = r"^    (pip install -r requirements.txt -e . && python -m pytest.*)$"  # .ci/run's sed
+    assert re.findall(pattern, README, re.MULTILINE) == [setup[1]]
+    assert (
+        setup[1]
+        == "pip install -r requirements.txt -e . && python -m pytest --nbval-lax tests notebooks"
+    )
+
+
+@pytest.mark.parametrize("command", list(EXPECTED))
+def test_each_runner_command_of_the_readme_runs_the_notebooks_it_says(recorded, capsys, command):
+    if command == "--resume":
+        assert series.main([]) == 0
+        recorded.clear()
+    if EXPECTED[command] is None:
+        with pytest.raises(SystemExit):
+            series.main(shlex.split(command))
+        assert "too slow for a CPU" in capsys.readouterr().err
+        return
+    assert series.main(shlex.split(command)) == 0
+    assert recorded == EXPECTED[command]
+
+
+def test_the_readme_papermill_command_runs_as_written(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "runs").mkdir()
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    parameters = nbformat.v4.new_code_cell("batch_size = 16\nseq_len = 32")
+    parameters.metadata["tags"] = ["parameters"]
+    notebook.cells = [parameters, nbformat.v4.new_code_cell("print(batch_size * seq_len)")]
+    nbformat.write(notebook, tmp_path / "notebooks" / "02_fp16_compile.ipynb")
+    (command,) = [c for c in readme_commands() if c.startswith("python -m papermill")]
+    run = subprocess.run(
+        [sys.executable, *shlex.split(command)[1:]], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    executed = json.loads((tmp_path / "runs" / "02.ipynb").read_text())
+    assert "".join(executed["cells"][-1]["outputs"][0]["text"]) == "1024\n"  # 8 x 128: numbers
