@@ -44,6 +44,24 @@ def _not_run(name: str, error: BaseException) -> PathResult:
     return PathResult(name, status, reason=f"{type(error).__name__}: {message}")
 
 
+def _judge(
+    output: torch.Tensor,
+    label: str,
+    *,
+    reference: torch.Tensor,
+    threshold: float,
+    attention_mask: torch.Tensor | None,
+    tolerance: tuple[float, float] | None,
+) -> tuple[OutputDiff, str]:
+    """The output's difference from the reference, and why it fails the gate ('' if not)."""
+    diff = compare_outputs(reference, output, threshold, attention_mask)
+    try:
+        check_accuracy(diff, output.dtype, label, tolerance)
+    except AccuracyError as error:
+        return diff, str(error)
+    return diff, ""
+
+
 def _gate(
     name: str,
     fn: Callable,
@@ -70,20 +88,23 @@ def _gate(
     if device.type == "cuda":
         memory = (torch.cuda.max_memory_allocated(device) - held) / 2**20
     output = outputs[0]
-    diff = compare_outputs(reference, output, threshold=threshold, attention_mask=attention_mask)
-    result = PathResult(
+    diff, wrong = _judge(
+        output,
         name,
-        "ok",
+        reference=reference,
+        threshold=threshold,
+        attention_mask=attention_mask,
+        tolerance=tolerance,
+    )
+    return PathResult(
+        name,
+        "wrong" if wrong else "ok",
+        reason=wrong,
         output_dtype=str(output.dtype).replace("torch.", ""),
         first_call_s=first_s,
         diff=diff,
         call_memory_mib=memory,
     )
-    try:
-        check_accuracy(diff, output.dtype, name, tolerance)
-    except AccuracyError as error:
-        result.status, result.reason = "wrong", str(error)
-    return result
 
 
 def _check_settled(
@@ -100,12 +121,17 @@ def _check_settled(
     """Gate a warm call: a build may run other kernels once it has specialised (notebook 04)."""
     with torch.inference_mode():
         output = fn(*inputs)
-        diff = compare_outputs(reference, output, threshold, attention_mask)
+    diff, wrong = _judge(
+        output,
+        f"{result.name} {when}",
+        reference=reference,
+        threshold=threshold,
+        attention_mask=attention_mask,
+        tolerance=tolerance,
+    )
     result.settled_diff = diff
-    try:
-        check_accuracy(diff, output.dtype, f"{result.name} {when}", tolerance)
-    except AccuracyError as error:
-        result.status, result.reason, result.latency = "wrong", str(error), None
+    if wrong:
+        result.status, result.reason, result.latency = "wrong", wrong, None
         print(f"{result.name:<42} {result.status:<8} {when}: {diff}")
         return False
     if diff.max_abs > 1.1 * result.diff.max_abs + 1e-6:  # settled kernels differ from the first
