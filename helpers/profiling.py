@@ -100,3 +100,61 @@ def format_profile(name: str, p: CallProfile) -> str:
         f"({100 * p.busy_share:3.0f} % busy), host/idle {p.host_ms:6.3f} ms, "
         f"{p.gpu_ops:4.0f} ops [{kinds}]"
     )
+
+
+#: Host calls that launch GPU work; one cudaGraphLaunch replays a whole captured graph.
+LAUNCH_CALLS = (
+    "cudaLaunchKernel",
+    "cuLaunchKernel",
+    "cuLaunchKernelEx",
+    "cudaLaunchKernelExC",
+    "cudaGraphLaunch",
+)
+
+
+@dataclass(frozen=True)
+class StepProfile:
+    """Per-step averages of a decode loop: unprofiled wall time, then the profiler's counts."""
+
+    wall_ms: float  # without the profiler
+    kernel_ms: float  # GPU time in kernels, copies and memsets, per step
+    kernels: float  # GPU operations per step
+    launches: float  # host launch calls per step
+    launch_us: float  # mean duration of one launch call on the host
+
+    @property
+    def idle_ms(self) -> float:
+        """Wall time per step with no kernel running."""
+        return max(0.0, self.wall_ms - self.kernel_ms)
+
+    @property
+    def busy_share(self) -> float:
+        return min(1.0, self.kernel_ms / self.wall_ms) if self.wall_ms else 0.0
+
+
+def profile_decode_steps(run: Callable[[int], object], steps: int = 16) -> StepProfile:
+    """Profile ``run(steps)``, a loop of decode steps already warmed up, per step.
+
+    The wall time comes from a separate unprofiled ``run(steps)``: the profiler slows the host.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    run(steps)
+    torch.cuda.synchronize()
+    wall_ms = (time.perf_counter() - start) * 1e3 / steps
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], acc_events=True) as p:
+        run(steps)
+        torch.cuda.synchronize()
+    events = p.events()
+    gpu = [e for e in events if e.device_type.name == "CUDA"]
+    launch = [e for e in events if e.name in LAUNCH_CALLS]
+    launch_us = sum(e.time_range.elapsed_us() for e in launch) / len(launch) if launch else 0.0
+    return StepProfile(
+        wall_ms=wall_ms,
+        kernel_ms=sum(e.time_range.elapsed_us() for e in gpu) / 1e3 / steps,
+        kernels=len(gpu) / steps,
+        launches=len(launch) / steps,
+        launch_us=launch_us,
+    )

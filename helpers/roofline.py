@@ -71,3 +71,18 @@ def copy_bandwidth(device: torch.device, mib: int = 1024) -> float:
     target = torch.empty_like(source)
     stats = benchmark_latency(lambda: target.copy_(source), device, warmup=3, iterations=10)
     return 2 * source.numel() / (stats.median_ms * 1e-3) / 1e9
+
+
+def decode_weight_bytes(model: nn.Module) -> int:
+    """Bytes of weights one decode step reads: all of them but the input embedding table.
+
+    A step looks up one row of the embedding table per token, so an untied table (Llama 3.1
+    8B's 1 GB) is not read; a tied one is, as the output head. Quantized weights held in
+    buffers count at their stored size, with their scales.
+    """
+    tensors = list(model.parameters()) + list(model.buffers())
+    total = sum(t.numel() * t.element_size() for t in tensors)
+    table = model.get_input_embeddings().weight
+    head = model.get_output_embeddings()
+    tied = head is not None and getattr(head, "weight", None) is table
+    return total if tied else total - table.numel() * table.element_size()

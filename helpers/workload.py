@@ -278,11 +278,19 @@ def causal_lm_weights(model_name: str, *, tiny: bool = False) -> str:
     return weights_source(model_name)
 
 
-def load_causal_lm(model_name: str, *, tiny: bool = False, seed: int = 0):
-    """(model, note): a decoder LM in eval mode on the CPU.
+def load_causal_lm(
+    model_name: str,
+    *,
+    tiny: bool = False,
+    seed: int = 0,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype | None = None,
+):
+    """(model, note): a decoder LM in eval mode on ``device``, in ``dtype`` if given.
 
     A name in the offline table is built from its exact published config with random weights
     (decoding speed does not depend on them); ``tiny`` keeps the vocabulary, shrinks the rest.
+    Random weights are drawn on ``device`` directly: an 8B model drawn on a CPU takes minutes.
     """
     from transformers import AutoConfig, AutoModelForCausalLM
 
@@ -295,11 +303,13 @@ def load_causal_lm(model_name: str, *, tiny: bool = False, seed: int = 0):
         config = config.__class__(**{**config.to_dict(), **TINY_DECODER})
     if tiny or weights == WEIGHTS_RANDOM:
         torch.manual_seed(seed)
-        model = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
+        with torch.device(device):
+            model = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
         weights = WEIGHTS_RANDOM
     else:
         folder = weights_folder(model_name, weights)
         model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="sdpa")
+    model = model.to(device=device, dtype=dtype)
     shape = "a tiny version (2 layers, width 256) of " if tiny else ""
     millions = model.num_parameters() / 1e6
     return model.eval(), f"{shape}{model_name}: {weights} weights, {millions:.0f} M parameters"

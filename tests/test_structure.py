@@ -76,7 +76,9 @@ def test_one_parameters_cell_and_no_injected_cell(path):
         ("08", "model.generate("),
         ("08", "StaticCache("),
         ("08", 'torch.compile(forward, mode="reduce-overhead", fullgraph=True)'),
-        ("08", "ProfilerActivity.CUDA"),
+        ("08", "profile_decode_steps("),
+        ("08", "coordinate_descent_tuning = True"),
+        ("08", "torch.nn.functional.linear(x, self.weight.to(x.dtype)) * self.scale"),
         ("09", "model.generate("),
         ("09", "continuous_batching_context_manager("),
         ("09", "manager.add_request("),
@@ -103,8 +105,10 @@ def test_lesson_helpers_stay_small():
     # 1,550: notebook 10's Llama-3.1-8B config;
     # 1,620: issue 28's checks (the kind of model, a folder without one, lists and types);
     # 2,320: verdict wording moved out of notebook cells into claims.py (tested branch by
-    # branch), the profiler summary every speed verdict rests on, and the CUDA-graph recipe.
-    assert lines <= 2320, f"helpers/ (without tools/) has {lines} lines"
+    # branch), the profiler summary every speed verdict rests on, and the CUDA-graph recipe;
+    # 2,600: notebook 08's verdicts (decoding_claims.py, tested branch by branch), the decode
+    # step's profile, and the bytes a decode step reads.
+    assert lines <= 2600, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(

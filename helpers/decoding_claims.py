@@ -1,0 +1,196 @@
+"""Notebook 08's verdicts: the TensorRT-LLM article's decoding claims against a run and a roof.
+
+The notebook measures a few numbers (launch cost, shares of the memory roof, tokens/s per
+precision); these functions turn them into ``Verdict`` rows, so that every branch of the
+wording has a unit test. The 70B claims are judged by arithmetic in both precisions the
+article names: its introduction says bfloat16, its benchmark section FP8.
+"""
+
+from __future__ import annotations
+
+from helpers.claims import TOO_NOISY, Verdict
+
+TITLE = "Why TensorRT-LLM Beats Raw PyTorch by 4x"
+#: NVIDIA's published H100 SXM figures, the GPU of the article's benchmark.
+H100_TB_S, H100_GB = 3.35, 80
+#: Llama 3.1 70B's parameters; its bytes are these times 2 in bfloat16, times 1 in FP8.
+PARAMS_70B = 70.6e9
+BYTES_PER_PARAM = {"bfloat16": 2.0, "FP8": 1.0}
+NO_GPU = "not measured here (no GPU)"
+
+
+def launch_cost(launch_us: float | None) -> Verdict:
+    """'5-20 microseconds' per launch, against the host's launch calls in the eager step's trace."""
+    claim = "each launch incurs a latency of 5-20 microseconds on CUDA"
+    if launch_us is None:
+        return Verdict(claim, NO_GPU, "count them on a GPU")
+    measured = f"eager decode step: {launch_us:.1f} µs per launch call on the host (from the trace)"
+    if launch_us < 5:
+        verdict = "below the article's range on this GPU and build: a launch costs the host less"
+    elif launch_us <= 20:
+        verdict = "within the article's range on this GPU and build"
+    else:
+        verdict = "above the article's range on this GPU and build"
+    return Verdict(claim, measured, verdict)
+
+
+def launch_overhead(launches_per_layer: float | None, launch_us: float | None) -> Verdict:
+    """'hundreds of milliseconds' of launches per forward pass of an 80-layer model."""
+    claim = "that adds up to hundreds of milliseconds of pure overhead per forward pass"
+    if launches_per_layer is None or launch_us is None:
+        return Verdict(claim, NO_GPU, "count them on a GPU")
+    here_ms = 80 * launches_per_layer * launch_us / 1e3
+    worst_ms = 80 * launches_per_layer * 20 / 1e3
+    measured = (
+        f"{launches_per_layer:.0f} launches per layer; 80 layers x that x {launch_us:.1f} µs = "
+        f"{here_ms:.1f} ms (at the article's worst 20 µs: {worst_ms:.0f} ms)"
+    )
+    if worst_ms >= 200:
+        verdict = "hundreds of ms only at the article's worst launch cost, not at this run's"
+        if here_ms >= 200:
+            verdict = "hundreds of ms, as claimed"
+    else:
+        verdict = (
+            "not hundreds of ms, even at the article's worst 20 µs; its own 18 tokens/s leaves "
+            f"{1e3 / 18:.0f} ms per token for everything"
+        )
+    return Verdict(claim, measured, verdict)
+
+
+def bandwidth_share(*, eager_pct: float | None, best_pct: float | None, best_name: str) -> Verdict:
+    """'raw PyTorch typically achieves only 40-50%' of the memory bandwidth."""
+    claim = "raw PyTorch typically achieves only 40-50% of that"
+    if eager_pct is None or best_pct is None:
+        return Verdict(claim, NO_GPU, "measure it on a GPU")
+    measured = (
+        f"Hugging Face generate {eager_pct:.0f} %, {best_name} {best_pct:.0f} % of the memory roof"
+    )
+    if best_pct > 50:
+        verdict = f"PyTorch itself reaches {best_pct:.0f} % here once the host is out of the way"
+    elif eager_pct < 40:
+        verdict = "both PyTorch paths stay at or under 50 % here: the claim holds on this run"
+    else:
+        verdict = "within the article's 40-50 % on this GPU and build"
+    need = 18 * PARAMS_70B * 2 / 1e12
+    verdict += (
+        f"; the article's own 18 tokens/s on 70B in bfloat16 reads {need:.2f} TB/s, "
+        f"{100 * need / H100_TB_S:.0f} % of an H100's (in FP8, {50 * need / H100_TB_S:.0f} %)"
+    )
+    return Verdict(claim, measured, verdict)
+
+
+def pytorch_peak(*, best_tb_s: float | None, device_name: str) -> Verdict:
+    """'PyTorch with FP16 typically peaks at 2.0 TB/s' (said of an H200)."""
+    claim = "PyTorch with FP16 typically peaks at 2.0 TB/s"
+    if best_tb_s is None:
+        return Verdict(claim, NO_GPU, "measure it on a GPU")
+    where = "on the article's GPU" if "H200" in device_name else "on this GPU and build"
+    measured = f"best 16-bit PyTorch step here: {best_tb_s:.2f} TB/s of weights and cache read"
+    if best_tb_s > 2.0 * 1.1:
+        verdict = f"PyTorch went past 2.0 TB/s {where}"
+    elif best_tb_s >= 2.0 / 1.1:
+        verdict = f"about 2.0 TB/s {where}, as claimed"
+    else:
+        verdict = f"under 2.0 TB/s {where}"
+    return Verdict(claim, measured, verdict)
+
+
+def _70b_fits(tokens_per_s: float) -> dict[str, tuple[float, bool, bool]]:
+    """Per precision: TB/s that tokens_per_s needs, whether it fits the bandwidth and memory."""
+    result = {}
+    for precision, per_param in BYTES_PER_PARAM.items():
+        gb = PARAMS_70B * per_param / 1e9
+        tb_s = tokens_per_s * gb / 1e3
+        result[precision] = (tb_s, tb_s <= H100_TB_S, gb <= H100_GB)
+    return result
+
+
+def article_70b(tokens_per_s: float, claim: str) -> Verdict:
+    """A 70B tokens/s at batch 1 on one H100, against its bandwidth and memory, per precision."""
+    parts, possible = [], []
+    for precision, (tb_s, fast_enough, fits) in _70b_fits(tokens_per_s).items():
+        gb = PARAMS_70B * BYTES_PER_PARAM[precision] / 1e9
+        parts.append(
+            f"{precision}: {gb:.0f} GB, {tb_s:.2f} TB/s ({tb_s / H100_TB_S:.1f}x the bandwidth)"
+        )
+        reasons = [r for r, ok in (("bandwidth", fast_enough), ("memory", fits)) if not ok]
+        possible.append(
+            f"in {precision} "
+            + ("possible" if not reasons else "exceeds its " + " and ".join(reasons))
+        )
+    return Verdict(claim, "; ".join(parts), f"on one H100 at batch 1: {'; '.join(possible)}")
+
+
+def weight_only(
+    *,
+    precision: str,
+    bytes_ratio: float,
+    speedup: float | None,
+    roof_pct: float | None,
+    agreement: float,
+    cosine: float,
+) -> Verdict:
+    """A weight-only path against bf16: the bytes it saves, the speed it gains, what it changed."""
+    claims = {
+        "fp8": (
+            "it uses FP8 quantization for both weights and activations, which halves the memory "
+            "traffic compared to FP16/BF16",
+            True,
+        ),
+        "int8": (
+            "gpt-fast's README: int8 weight-only decoding at 1.47x bf16's tokens/s "
+            "(Llama 3.1 8B, an A100)",
+            False,
+        ),
+    }
+    claim, quote = claims[precision]
+    if speedup is None or roof_pct is None:
+        measured = (
+            f"{precision} weights (weight-only) are {bytes_ratio:.2f}x bf16's bytes; logits cosine "
+            f"with bf16 down to {cosine:.4f}, top-1 agreement {100 * agreement:.1f} %"
+        )
+        return Verdict(
+            claim, measured, "not judged: its answers failed the gate, so it was not timed", quote
+        )
+    measured = (
+        f"{precision} weights (weight-only) are {bytes_ratio:.2f}x bf16's bytes; the step decodes "
+        f"at {speedup:.2f}x bf16's tokens/s, {roof_pct:.0f} % of its own roof; top-1 agreement "
+        "with bf16 "
+        f"{100 * agreement:.1f} %, first-step logits cosine {cosine:.4f}"
+    )
+    fewer = f"the bytes fell to {bytes_ratio:.2f}x"
+    if speedup >= 0.9 / bytes_ratio:
+        verdict = f"{fewer} and the time followed: at batch 1 the weights' traffic is the time"
+    elif speedup > 1.1:
+        verdict = (
+            f"{fewer}, the time only {1 / speedup:.2f}x: the kernels, not the bytes, bound the rest"
+        )
+    else:
+        verdict = f"{fewer} but the step did not speed up: its kernels are the limit here"
+    return Verdict(claim, measured, verdict, quote=quote)
+
+
+def title_claim(
+    *,
+    best_name: str,
+    speedup: float,
+    decode_x: float,
+    roof_pct: float,
+    headroom: dict[str, float],
+    noisy: list[str],
+) -> Verdict:
+    """The title's 4x: how far PyTorch gets, and what an engine could add at most, per precision."""
+    measured = (
+        f"{best_name} vs Hugging Face generate: {speedup:.1f}x end to end, "
+        f"{decode_x:.1f}x in decode, "
+        f"at {roof_pct:.0f} % of the memory roof"
+    )
+    if noisy:
+        return Verdict(TITLE, measured, f"{'; '.join(noisy)}: {TOO_NOISY}")
+    bounds = ", ".join(f"{x:.1f}x with {p} weights" for p, x in headroom.items())
+    verdict = (
+        f"PyTorch alone, with the host out of the way, ran {decode_x:.1f}x faster than generate "
+        "in decode; "
+        f"an engine could beat this PyTorch at most by the memory roof: {bounds}"
+    )
+    return Verdict(TITLE, measured, verdict, quote=True)

@@ -1,0 +1,76 @@
+"""Every branch of notebook 08's verdict wording."""
+
+import pytest
+
+from helpers import decoding_claims as dc
+from helpers.claims import TOO_NOISY
+
+
+@pytest.mark.parametrize(
+    ("launch_us", "expected"),
+    [(None, "count them"), (2.0, "below"), (8.0, "within"), (30.0, "above")],
+)
+def test_launch_cost(launch_us, expected):
+    assert expected in dc.launch_cost(launch_us).verdict
+
+
+def test_launch_overhead_branches():
+    assert "count them" in dc.launch_overhead(None, 3.0).verdict
+    assert "not hundreds" in dc.launch_overhead(10, 3.0).verdict  # 80 x 10 x 20 µs = 16 ms
+    assert "only at the article's worst" in dc.launch_overhead(200, 3.0).verdict  # 320 ms at 20 µs
+    assert "as claimed" in dc.launch_overhead(200, 15.0).verdict
+
+
+def test_bandwidth_share_branches():
+    assert "measure it" in dc.bandwidth_share(eager_pct=None, best_pct=None, best_name="x").verdict
+    assert "reaches 69 %" in dc.bandwidth_share(eager_pct=10, best_pct=69, best_name="x").verdict
+    assert "claim holds" in dc.bandwidth_share(eager_pct=10, best_pct=45, best_name="x").verdict
+    within = dc.bandwidth_share(eager_pct=42, best_pct=48, best_name="x").verdict
+    assert "within" in within and "76 % of an H100's" in within  # 18 x 141 GB = 2.54 TB/s
+
+
+def test_pytorch_peak_scope():
+    assert (
+        "on the article's GPU" in dc.pytorch_peak(best_tb_s=2.9, device_name="NVIDIA H200").verdict
+    )
+    assert "went past" in dc.pytorch_peak(best_tb_s=2.9, device_name="NVIDIA H200").verdict
+    assert "this GPU and build" in dc.pytorch_peak(best_tb_s=0.2, device_name="Tesla T4").verdict
+    assert "under" in dc.pytorch_peak(best_tb_s=0.2, device_name="Tesla T4").verdict
+    assert "as claimed" in dc.pytorch_peak(best_tb_s=2.0, device_name="x").verdict
+    assert "measure it" in dc.pytorch_peak(best_tb_s=None, device_name="x").verdict
+
+
+def test_article_70b_per_precision():
+    raw = dc.article_70b(18, "raw").verdict
+    assert "in bfloat16 exceeds its memory" in raw and "in FP8 possible" in raw
+    fast = dc.article_70b(72, "trt").verdict
+    assert "in bfloat16 exceeds its bandwidth and memory" in fast
+    assert "in FP8 exceeds its bandwidth" in fast and "possible" not in fast
+
+
+def test_weight_only_branches():
+    common = dict(roof_pct=60, agreement=0.97, cosine=0.999)
+    full = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.9, **common)
+    assert "time followed" in full.verdict and not full.quote
+    part = dc.weight_only(precision="fp8", bytes_ratio=0.5, speedup=1.4, **common)
+    assert "kernels, not the bytes" in part.verdict and part.quote
+    assert (
+        "did not speed up"
+        in dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.0, **common).verdict
+    )
+
+
+def test_title_claim_noise_and_bounds():
+    args = dict(
+        best_name="b", speedup=5.0, decode_x=6.0, roof_pct=69, headroom={"bf16": 1.4, "fp8": 2.9}
+    )
+    assert TOO_NOISY in dc.title_claim(noisy=["batch 8 faster than 1"], **args).verdict
+    verdict = dc.title_claim(noisy=[], **args).verdict
+    assert "1.4x with bf16 weights" in verdict and "2.9x with fp8 weights" in verdict
+
+
+def test_weight_only_that_failed_its_gate_is_not_judged():
+    failed = dc.weight_only(
+        precision="fp8", bytes_ratio=0.5, speedup=None, roof_pct=None, agreement=0.5, cosine=0.95
+    )
+    assert "not judged" in failed.verdict and "0.9500" in failed.measured
