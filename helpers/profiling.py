@@ -158,3 +158,85 @@ def profile_decode_steps(run: Callable[[int], object], steps: int = 16) -> StepP
         launches=len(launch) / steps,
         launch_us=launch_us,
     )
+
+
+#: Host calls that wait for the GPU, or copy from it (and so wait for it).
+_WAITS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy")
+
+
+def trace_summary(events, per: int, top: int = 6) -> dict:
+    """What a profiled stretch of work did, per unit of ``per`` (e.g. output tokens).
+
+    For work run by a library's own threads: every thread's operators are in ``events``.
+    """
+    gpu = [e for e in events if e.device_type.name == "CUDA"]
+    host = [e for e in events if e.device_type.name == "CPU"]
+    self_ms: dict[str, float] = {}
+    for e in host:
+        self_ms[e.name] = self_ms.get(e.name, 0.0) + e.self_cpu_time_total / 1e3
+    waits = [e for e in host if e.name.startswith(_WAITS)]
+    return {
+        "per": per,
+        "kernel_ms": sum(e.time_range.elapsed_us() for e in gpu) / 1e3 / per,
+        "kernels": len(gpu) / per,
+        "host_ops": len(host) / per,
+        "waits": len(waits) / per,
+        "wait_ms": sum(e.time_range.elapsed_us() for e in waits) / 1e3 / per,
+        "threads": len({e.thread for e in host}),
+        "top_host_ms": [
+            (n[:60], ms / per) for n, ms in sorted(self_ms.items(), key=lambda i: -i[1])[:top]
+        ],
+    }
+
+
+class StackSampler:
+    """Samples the stacks of the other threads every ``interval`` s while the block runs.
+
+    A library that works in its own thread (a serving batcher) hides its host time from
+    a profiler of the calling thread; sampling its Python stack says which of its functions
+    the time goes to, precisely enough to report upstream.
+    """
+
+    def __init__(self, package: str = "transformers", interval: float = 0.005) -> None:
+        self.package, self.interval = package, interval
+        self.counts: dict[str, int] = {}
+        self.samples = 0
+
+    def __enter__(self) -> StackSampler:
+        import threading
+
+        self.stop = threading.Event()
+        self.skip = {threading.get_ident()}
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+        return self
+
+    def _sample(self) -> None:
+        import sys
+        import threading
+
+        self.skip.add(threading.get_ident())
+        while not self.stop.wait(self.interval):
+            for ident, frame in sys._current_frames().items():
+                where = self._innermost(frame) if ident not in self.skip else None
+                if where:
+                    self.counts[where] = self.counts.get(where, 0) + 1
+                    self.samples += 1
+
+    def _innermost(self, frame) -> str | None:
+        """The innermost frame in ``package``: the library's own function at that moment."""
+        while frame is not None:
+            path = frame.f_code.co_filename
+            if f"/{self.package}/" in path:
+                return f"{path.split(f'/{self.package}/')[-1]}:{frame.f_code.co_name}"
+            frame = frame.f_back
+        return None
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def top(self, count: int = 6) -> list[tuple[str, float]]:
+        """The library functions most often on top, with their share of the samples."""
+        ranked = sorted(self.counts.items(), key=lambda item: -item[1])[:count]
+        return [(where, n / self.samples) for where, n in ranked]

@@ -83,6 +83,8 @@ def test_one_parameters_cell_and_no_injected_cell(path):
         ("09", "continuous_batching_context_manager("),
         ("09", "manager.add_request("),
         ("09", "ContinuousBatchingConfig("),
+        ("09", 'torch.compile(slots.step, mode="reduce-overhead", fullgraph=True)'),
+        ("09", "slots.prefill(slot, "),
         ("10", "torch.distributed.run"),
         ("10", "--nproc-per-node"),
     ],
@@ -106,9 +108,11 @@ def test_lesson_helpers_stay_small():
     # 1,620: issue 28's checks (the kind of model, a folder without one, lists and types);
     # 2,320: verdict wording moved out of notebook cells into claims.py (tested branch by
     # branch), the profiler summary every speed verdict rests on, and the CUDA-graph recipe;
-    # 2,600: notebook 08's verdicts (decoding_claims.py, tested branch by branch), the decode
-    # step's profile, and the bytes a decode step reads.
-    assert lines <= 2600, f"helpers/ (without tools/) has {lines} lines"
+    # 2,880: notebook 08's verdicts (decoding_claims.py, tested branch by branch), the decode
+    # step's profile and the bytes a decode step reads; notebook 09's slot decoder (one KV
+    # cache whose rows each have their own position), its verdicts (serving_claims.py) and
+    # the profile of the library batcher's thread.
+    assert lines <= 2880, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(

@@ -29,3 +29,37 @@ def test_two_gloo_processes_report_each_stage_and_skip_compiling_when_asked(tmp_
     for rank in (0, 1):
         assert f"[rank {rank}," in done.stdout and "done" in done.stdout
     assert "compiling" not in done.stdout
+
+
+def test_the_decode_loop_keeps_one_position_on_the_device_and_computes_the_models_answers():
+    """No host copy per step: every step gets the same position tensor, advanced in place."""
+    import torch
+    import torch.distributed as dist
+
+    sys.path.insert(0, str(ROOT / "notebooks" / "scripts"))
+    import tp_decode
+
+    from helpers.workload import load_causal_lm
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        model, _ = load_causal_lm("meta-llama/Llama-3.1-8B", tiny=True)
+        decoder = tp_decode.CompiledDecoder(model, max_len=16, mode="default")
+        seen = []
+
+        def step(ids, positions, cache):  # the eager step, recording what it was given
+            seen.append((id(positions), int(positions)))
+            return decoder.forward(ids, positions, cache)
+
+        decoder.step = step
+        prompt = torch.randint(0, model.config.vocab_size, (1, 8))
+        with torch.no_grad():
+            tokens = decoder.generate(prompt, 4)
+            cosine = decoder.forced_cosine(tokens, prompt_len=8)
+    finally:
+        dist.destroy_process_group()
+    generated = seen[:3]
+    assert len({identity for identity, _ in generated}) == 1
+    assert [position for _, position in generated] == [8, 9, 10]
+    assert [position for _, position in seen[3:]] == [8, 9, 10, 11]  # forced: every fed token
+    assert cosine > 0.999

@@ -151,9 +151,12 @@ class CompiledDecoder:
         positions = torch.arange(length, device=prompt.device)
         token = self.forward(prompt, positions, cache).argmax(-1, keepdim=True)
         generated = [prompt, token]
-        for position in range(length, length + tokens - 1):
-            position_t = torch.tensor([position], device=prompt.device)
-            token = self.call_step("generate", token, position_t, cache).argmax(-1, keepdim=True)
+        # kept on the device and advanced in place: a position built from a Python int each
+        # step is a copy from host memory that makes the host wait for the GPU
+        position = torch.tensor([length], device=prompt.device)
+        for _ in range(tokens - 1):
+            token = self.call_step("generate", token, position, cache).argmax(-1, keepdim=True)
+            position += 1
             generated.append(token)
         return torch.cat(generated, dim=1)
 
@@ -165,11 +168,11 @@ class CompiledDecoder:
         # laid out as generate's tokens are: the compiler guards on strides, and a slice of
         # `sequence` would compile the step once more
         fed = sequence.new_empty(sequence.shape[0], 1)
-        steps = []
-        for position in range(prompt_len, sequence.shape[1]):
-            position_t = torch.tensor([position], device=sequence.device)
-            fed.copy_(sequence[:, position : position + 1])
-            steps.append(self.call_step("forced", fed, position_t, cache).clone())
+        steps, position = [], torch.tensor([prompt_len], device=sequence.device)
+        for at in range(prompt_len, sequence.shape[1]):
+            fed.copy_(sequence[:, at : at + 1])
+            steps.append(self.call_step("forced", fed, position, cache).clone())
+            position += 1
         compiled = torch.stack(steps, dim=1).float()
         eager = self.model(sequence).logits[:, prompt_len:].float()  # the same positions at once
         return torch.nn.functional.cosine_similarity(compiled, eager, dim=-1).min().item()

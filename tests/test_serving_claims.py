@@ -1,0 +1,28 @@
+"""Every branch of notebook 09's verdict wording."""
+
+from helpers import serving_claims as sc
+from helpers.claims import TOO_NOISY
+
+BASE = dict(limit_x=2.4, tpot_x=1.0, tokens_per_s=2500, cap=16, noisy=[])
+
+
+def test_in_flight_branches():
+    assert "delivers 96 %" in sc.in_flight(scheduling_x=2.3, **BASE).verdict
+    assert "works, at 62 %" in sc.in_flight(scheduling_x=1.5, **BASE).verdict
+    assert "bought nothing" in sc.in_flight(scheduling_x=1.0, **BASE).verdict
+    slower = sc.in_flight(scheduling_x=2.3, **{**BASE, "tpot_x": 1.5}).verdict
+    assert "1.50x as far apart" in slower
+    noisy = sc.in_flight(scheduling_x=2.3, **{**BASE, "noisy": ["rounds drifted"]}).verdict
+    assert TOO_NOISY in noisy
+
+
+def test_utilization_names_the_busiest_and_what_busy_means():
+    verdict = sc.utilization({"a": 20.0, "b": 90.0, "c": None})
+    assert "b kept the GPU busiest (90 %)" in verdict.verdict and "c" not in verdict.measured
+    assert "measure it" in sc.utilization({"a": None}).verdict
+
+
+def test_paged_inside_and_outside_the_range():
+    assert "inside" in sc.paged(gain=2.5, gain_known=1.5, block_size=256).verdict
+    assert "outside" in sc.paged(gain=5.0, gain_known=1.5, block_size=256).verdict
+    assert "1.7x" in sc.linear_4x().measured

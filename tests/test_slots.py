@@ -1,0 +1,59 @@
+"""The slot decoder computes what the model computes, each slot at its own position."""
+
+import pytest
+import torch
+
+from helpers.errors import ParameterError
+from helpers.slots import SlotDecoder
+from helpers.workload import load_causal_lm
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_causal_lm("meta-llama/Llama-3.2-1B", tiny=True)[0]
+
+
+def greedy(model, prompt: torch.Tensor, tokens: int) -> torch.Tensor:
+    out = model.generate(
+        prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=tokens,
+        min_new_tokens=tokens, do_sample=False, pad_token_id=0,
+    )  # fmt: skip
+    return out[0, prompt.shape[1] :]
+
+
+def test_prefill_logits_match_the_model(model):
+    slots = SlotDecoder(model, slots=2, max_len=32)
+    prompt = torch.randint(0, model.config.vocab_size, (1, 9))
+    with torch.inference_mode():
+        ours = slots.prefill(1, prompt)
+        theirs = model(prompt).logits[:, -1]
+    assert torch.nn.functional.cosine_similarity(ours, theirs).item() > 0.9999
+
+
+def test_slots_at_different_positions_decode_what_generate_decodes(model):
+    torch.manual_seed(1)
+    slots = SlotDecoder(model, slots=3, max_len=32)
+    prompts = [torch.randint(0, model.config.vocab_size, (1, n)) for n in (5, 11)]
+    with torch.inference_mode():
+        expected = [greedy(model, p, 6) for p in prompts]
+        tokens = torch.zeros(3, 1, dtype=torch.long)
+        positions = torch.zeros(3, dtype=torch.long)
+        for slot, prompt in zip((0, 2), prompts, strict=True):  # slot 1 stays empty
+            tokens[slot] = slots.prefill(slot, prompt).argmax(-1)
+            positions[slot] = prompt.shape[1]
+        produced = [tokens.clone()]
+        for _ in range(5):
+            tokens = slots.step(tokens, positions)
+            positions[[0, 2]] += 1
+            produced.append(tokens.clone())
+    produced = torch.cat(produced, dim=1)
+    assert torch.equal(produced[0], expected[0]) and torch.equal(produced[2], expected[1])
+
+
+def test_a_model_of_another_family_is_refused_in_one_line(model):
+    model.config.model_type = "gpt2"
+    try:
+        with pytest.raises(ParameterError, match="Llama-family"):
+            SlotDecoder(model, slots=1, max_len=8)
+    finally:
+        model.config.model_type = "llama"
