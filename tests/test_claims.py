@@ -125,13 +125,13 @@ def test_kernel_floor_line_says_what_bounds_a_path():
         (
             dict(has_tf32=True, strict_x=2.2, tf32_like_x=2.2, error_vs_floor=400),
             "a noticeable improvement",
-            "does not hold",
+            "is not testable here as the post meant it",
             "holds for memory",
         ),
         (
             dict(has_tf32=True, strict_x=2.2, tf32_like_x=0.7, error_vs_floor=400),
             "no noticeable improvement",
-            "does not hold",
+            "is not testable here as the post meant it",
             "holds for memory",
         ),
     ],
@@ -249,3 +249,17 @@ def test_a_call_profile_splits_wall_time_into_kernels_and_host():
         "m", p
     )
     assert CallProfile(wall_ms=0.5, kernel_ms=0.6, gpu_ops=1).busy_share == 1.0
+
+
+def test_timer_noise_flags_drift_and_disagreement():
+    assert claims.timer_noise([(5.0, 5.2), (5.1, 5.0), (5.0, 5.1)]) == []
+    published = claims.timer_noise([(5.0, 5.1), (8.94, 5.14), (5.0, 5.0)])  # 01's published case
+    assert "moved 1.79x between rounds" in published[0]
+    assert "in round 2 the two timers differ 1.74x" in published[1]
+
+
+def test_first_call_is_too_noisy_to_judge_when_the_timers_are():
+    calm = claims.first_call(cold_ms=300.0, warm_ms=5.0, count=100, noisy=[])
+    assert "60.0x the warm median" in calm.verdict and "not a warm-against-warm" in calm.verdict
+    noisy = claims.first_call(cold_ms=300.0, warm_ms=5.0, count=100, noisy=["moved 1.8x"])
+    assert claims.TOO_NOISY in noisy.verdict and "60.0x" in noisy.measured
