@@ -345,6 +345,46 @@ def fp32_claim(
     return Verdict(POST_FP32, measured, f"{speed}; {arithmetic}; {memory}")
 
 
+# --- notebook 04 ---------------------------------------------------------------------------
+
+POST_SHARE = (
+    "the TensorRT model with torch.float16 has about 0.1% of data points with a difference "
+    "exceeding 0.01"
+)
+
+
+def accumulation_cause(*, ratio: float, acc_ratio: float, identical: bool) -> str:
+    """What use_fp32_acc=True says about the engine's error against eager FP16's."""
+    if identical:
+        return (
+            "its output is bit for bit the plain engine's, so the setting did not change the "
+            "engine on this build and this run cannot tell whether accumulation causes the gap"
+        )
+    if acc_ratio < 0.5 * ratio + 0.5:
+        return "FP16 accumulation explains most of the gap"
+    return "accumulation is not the main cause here; the rest comes from other kernels and fusions"
+
+
+def fp16_share(
+    *, share: float, first_share: float | None, threshold: float, weights: str, trained: bool
+) -> Verdict:
+    """The post's 'about 0.1 %', judged on trained weights only: random ones cannot show it."""
+    measured = f"{share:.3f} % of real-token elements above {threshold} ({weights} weights)"
+    if first_share is not None:
+        measured += f", the engine's first call {first_share:.3f} %"
+    if not trained:
+        verdict = (
+            "not testable on random weights: their activations are not a trained model's, so "
+            "the share says nothing about the post's; the gate still separates rounding from "
+            "wrong models"
+        )
+    elif 0.05 <= share <= 0.2:  # "about 0.1 %": within a factor of two
+        verdict = "matches “about 0.1%” on this GPU and build (real tokens only)"
+    else:
+        verdict = "does not match “about 0.1%” on this GPU and build (real tokens only)"
+    return Verdict(POST_SHARE, measured, verdict)
+
+
 # --- notebook 05 ---------------------------------------------------------------------------
 
 POST_DYNAMIC = (

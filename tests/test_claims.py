@@ -263,3 +263,30 @@ def test_first_call_is_too_noisy_to_judge_when_the_timers_are():
     assert "60.0x the warm median" in calm.verdict and "not a warm-against-warm" in calm.verdict
     noisy = claims.first_call(cold_ms=300.0, warm_ms=5.0, count=100, noisy=["moved 1.8x"])
     assert claims.TOO_NOISY in noisy.verdict and "60.0x" in noisy.measured
+
+
+def test_the_fp16_share_is_judged_on_trained_weights_only():
+    args = dict(first_share=None, threshold=0.01)
+    assert (
+        "not testable on random"
+        in claims.fp16_share(share=0.1, weights="random", trained=False, **args).verdict
+    )
+    assert (
+        "matches" in claims.fp16_share(share=0.1, weights="trained", trained=True, **args).verdict
+    )
+    assert (
+        "does not match"
+        in claims.fp16_share(share=1.5, weights="trained", trained=True, **args).verdict
+    )
+    first = claims.fp16_share(
+        share=0.1, weights="trained", trained=True, first_share=0.4, threshold=0.01
+    )
+    assert "first call 0.400 %" in first.measured
+
+
+def test_the_accumulation_cause_branches():
+    assert "bit for bit" in claims.accumulation_cause(ratio=3, acc_ratio=3, identical=True)
+    assert "explains most" in claims.accumulation_cause(ratio=3, acc_ratio=1.2, identical=False)
+    assert "not the main cause" in claims.accumulation_cause(
+        ratio=3, acc_ratio=2.9, identical=False
+    )
