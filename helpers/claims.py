@@ -127,6 +127,43 @@ def sweep_line(path: str, medians_by_batch: dict[int, float]) -> str:
     )
 
 
+def timer_noise(rounds: Sequence[tuple[float, float]]) -> list[str]:
+    """Notebook 01's rules for two timers alternated in rounds: what makes them unreadable.
+
+    ``rounds`` holds (our loop's median, the other timer's median) per round, in ms.
+    """
+    flags = []
+    drift = round_spread([ours for ours, _ in rounds])
+    if drift > ROUND_SPREAD_LIMIT:
+        flags.append(f"our loop's median moved {drift:.2f}x between rounds")
+    for number, (ours, theirs) in enumerate(rounds, 1):
+        if timers_disagree(ours, theirs, drift=ROUND_SPREAD_LIMIT):
+            gap = max(ours, theirs) / min(ours, theirs)
+            flags.append(f"in round {number} the two timers differ {gap:.2f}x")
+    return flags
+
+
+# --- notebook 01 ---------------------------------------------------------------------------
+
+
+def first_call(*, cold_ms: float, warm_ms: float, count: int, noisy: list[str]) -> Verdict:
+    """The post's 4x rests on one first call per model: what a first call is against warm ones."""
+    factor = cold_ms / warm_ms
+    measured = (
+        f"cold first call {cold_ms:.1f} ms, warm median {warm_ms:.3f} ms (n={count}): the cold "
+        f"call is {factor:.1f}x the warm median"
+    )
+    if noisy:
+        return Verdict(POST_4X, measured, f"{'; '.join(noisy)}: {TOO_NOISY}")
+    verdict = (
+        "a speed-up whose baseline is a first call carries start-up cost in its numerator; here "
+        f"the first call took {factor:.1f}x the warm median. The post's single first-call number "
+        "cannot be split into start-up and steady state, so its 4x is not a warm-against-warm "
+        "speed-up"
+    )
+    return Verdict(POST_4X, measured, verdict)
+
+
 # --- notebook 02 ---------------------------------------------------------------------------
 
 POST_4X = (
@@ -281,12 +318,14 @@ def fp32_claim(
             f"engine: against eager with TF32 allowed, the like-for-like stand-in, it is "
             f"{tf32_like_x:.2f}x ({noticeable} improvement), and {strict_x:.2f}x strict eager FP32"
         )
-    arithmetic = (
-        "“still uses full FP32” holds: its error is FP32 rounding"
-        if in_fp32
-        else f"“still uses full FP32” does not hold on this GPU and build: its error is "
-        f"{error_vs_floor:.0f}x the FP32 noise floor, the size TF32 gives"
-    )
+    if in_fp32:
+        arithmetic = "“still uses full FP32” holds: its error is FP32 rounding"
+    else:  # the post's T4 has no TF32: what a TF32 GPU does says nothing against it
+        arithmetic = (
+            "“still uses full FP32” is not testable here as the post meant it (its T4 has no "
+            f"TF32); on this GPU and build the engine's error is {error_vs_floor:.0f}x the FP32 "
+            "noise floor, the size TF32 gives, with TF32 disabled"
+        )
     if memory_ratio < 0.9 and -memory_delta_mib >= 64:
         memory = (
             f"does not hold for memory: {memory_ratio:.2f}x eager's "
@@ -304,6 +343,46 @@ def fp32_claim(
         f"the FP32 floor; device memory {memory_ratio:.2f}x eager's"
     )
     return Verdict(POST_FP32, measured, f"{speed}; {arithmetic}; {memory}")
+
+
+# --- notebook 04 ---------------------------------------------------------------------------
+
+POST_SHARE = (
+    "the TensorRT model with torch.float16 has about 0.1% of data points with a difference "
+    "exceeding 0.01"
+)
+
+
+def accumulation_cause(*, ratio: float, acc_ratio: float, identical: bool) -> str:
+    """What use_fp32_acc=True says about the engine's error against eager FP16's."""
+    if identical:
+        return (
+            "its output is bit for bit the plain engine's, so the setting did not change the "
+            "engine on this build and this run cannot tell whether accumulation causes the gap"
+        )
+    if acc_ratio < 0.5 * ratio + 0.5:
+        return "FP16 accumulation explains most of the gap"
+    return "accumulation is not the main cause here; the rest comes from other kernels and fusions"
+
+
+def fp16_share(
+    *, share: float, first_share: float | None, threshold: float, weights: str, trained: bool
+) -> Verdict:
+    """The post's 'about 0.1 %', judged on trained weights only: random ones cannot show it."""
+    measured = f"{share:.3f} % of real-token elements above {threshold} ({weights} weights)"
+    if first_share is not None:
+        measured += f", the engine's first call {first_share:.3f} %"
+    if not trained:
+        verdict = (
+            "not testable on random weights: their activations are not a trained model's, so "
+            "the share says nothing about the post's; the gate still separates rounding from "
+            "wrong models"
+        )
+    elif 0.05 <= share <= 0.2:  # "about 0.1 %": within a factor of two
+        verdict = "matches “about 0.1%” on this GPU and build (real tokens only)"
+    else:
+        verdict = "does not match “about 0.1%” on this GPU and build (real tokens only)"
+    return Verdict(POST_SHARE, measured, verdict)
 
 
 # --- notebook 05 ---------------------------------------------------------------------------
