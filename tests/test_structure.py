@@ -111,8 +111,8 @@ def test_lesson_helpers_stay_small():
     # 2,880: notebook 08's verdicts (decoding_claims.py, tested branch by branch), the decode
     # step's profile and the bytes a decode step reads; notebook 09's slot decoder (one KV
     # cache whose rows each have their own position), its verdicts (serving_claims.py) and
-    # the profile of the library batcher's thread.
-    assert lines <= 2880, f"helpers/ (without tools/) has {lines} lines"
+    # the profile of the library batcher's thread; 2,940: the verdicts of 01 and 04 in claims.py.
+    assert lines <= 2940, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
