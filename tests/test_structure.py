@@ -103,8 +103,9 @@ def test_lesson_helpers_stay_small():
     # 1,550: notebook 10's Llama-3.1-8B config;
     # 1,620: issue 28's checks (the kind of model, a folder without one, lists and types);
     # 2,320: verdict wording moved out of notebook cells into claims.py (tested branch by
-    # branch), the profiler summary every speed verdict rests on, and the CUDA-graph recipe.
-    assert lines <= 2320, f"helpers/ (without tools/) has {lines} lines"
+    # branch), the profiler summary every speed verdict rests on, and the CUDA-graph recipe;
+    # 2,480: notebook 10's verdicts (tp_claims.py), its torchrun watcher and two checks.
+    assert lines <= 2480, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
