@@ -44,6 +44,30 @@ def check_counts(name: str, values, minimum: int = 1) -> None:
     raise ParameterError(f"{name}={values!r} must be a list of integers >= {minimum}{text}")
 
 
+def check_choice(name: str, value, choices: tuple[str, ...]) -> None:
+    """One of ``choices``, named in the error."""
+    if value not in choices:
+        raise ParameterError(f"{name}={value!r}: use one of {', '.join(map(repr, choices))}")
+
+
+def check_fits_one_gpu(model_name: str, *, tokens: int, batch: int, gpu_gib: float) -> None:
+    """Refuse, before loading, a model whose bf16 weights and KV cache exceed one GPU."""
+    from transformers import AutoModelForCausalLM
+
+    config = load_config(model_name)
+    with torch.device("meta"):  # counts the parameters without allocating them
+        parameters = AutoModelForCausalLM.from_config(config).num_parameters()
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    per_token = 2 * config.num_hidden_layers * config.num_key_value_heads * head_dim * 2
+    need_gib = (2 * parameters + per_token * batch * tokens) / 2**30  # bfloat16
+    if need_gib > gpu_gib:
+        raise ParameterError(
+            f"{model_name} needs at least {need_gib:.1f} GiB on one GPU for the one-process "
+            f"baseline (bfloat16 weights and cache); this GPU has {gpu_gib:.1f} GiB: use "
+            "size='tiny', a smaller model_name or smaller batch_sizes"
+        )
+
+
 def _check_number(name: str, value) -> None:
     if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
         raise ParameterError(f"{name}={value!r} must be a number > 0")

@@ -120,3 +120,19 @@ def test_a_list_parameter_must_be_a_list_of_whole_numbers(values, words):
 
 def test_a_list_of_whole_numbers_passes():
     check_counts("sweep_batches", [1, 8, 32])
+
+
+def test_a_choice_outside_its_list_is_refused_with_the_list():
+    from helpers.parameters import check_choice
+
+    check_choice("compile_mode", "auto", ("auto", "none"))
+    with pytest.raises(ParameterError, match=r"compile_mode='fast': use one of 'auto', 'none'"):
+        check_choice("compile_mode", "fast", ("auto", "none"))
+
+
+def test_a_model_too_large_for_one_gpu_is_refused_before_it_loads():
+    from helpers.parameters import check_fits_one_gpu
+
+    check_fits_one_gpu("meta-llama/Llama-3.2-1B", tokens=512, batch=1, gpu_gib=80.0)
+    with pytest.raises(ParameterError, match="Llama-3.1-8B needs at least 1[5-6].[0-9] GiB"):
+        check_fits_one_gpu("meta-llama/Llama-3.1-8B", tokens=512, batch=1, gpu_gib=15.0)

@@ -108,11 +108,12 @@ def test_lesson_helpers_stay_small():
     # 1,620: issue 28's checks (the kind of model, a folder without one, lists and types);
     # 2,320: verdict wording moved out of notebook cells into claims.py (tested branch by
     # branch), the profiler summary every speed verdict rests on, and the CUDA-graph recipe;
-    # 2,880: notebook 08's verdicts (decoding_claims.py, tested branch by branch), the decode
+    # 2,480: notebook 10's verdicts (tp_claims.py), its torchrun watcher and two checks;
+    # 3,140: notebook 08's verdicts (decoding_claims.py, tested branch by branch), the decode
     # step's profile and the bytes a decode step reads; notebook 09's slot decoder (one KV
     # cache whose rows each have their own position), its verdicts (serving_claims.py) and
-    # the profile of the library batcher's thread; 2,940: the verdicts of 01 and 04 in claims.py.
-    assert lines <= 2940, f"helpers/ (without tools/) has {lines} lines"
+    # the profile of the library batcher's thread; the verdicts of 01 and 04 in claims.py.
+    assert lines <= 3140, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
