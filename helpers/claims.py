@@ -385,6 +385,103 @@ def fp16_share(
     return Verdict(POST_SHARE, measured, verdict)
 
 
+# --- notebook 06 ---------------------------------------------------------------------------
+
+POST_PARAMETERS = "you can enable these optimizations by simply passing parameters to its functions"
+ARTICLE_FP8_RATE = (
+    "it leverages the H100's native FP8 tensor cores, which can process matrix multiplications "
+    "at 2x the throughput of FP16"
+)
+
+
+def parameters_claim(
+    *,
+    testable: bool,
+    fp16_ok: bool,
+    built: list[str],
+    passed: list[str],
+    refused: list[str],
+    quantized: int,
+    speeds: list[float],
+) -> Verdict:
+    """The post's 'simply passing parameters': FP16 is a setting, quantization a calibration."""
+    measured = (
+        f"built {built or 'none'}; passed the gate {passed or 'none'}; refused {refused or 'none'}"
+    )
+    if not testable:
+        return Verdict(
+            POST_PARAMETERS, measured, "not testable here without Torch-TensorRT and a GPU"
+        )
+    verdict = (
+        "holds for FP16, which needs no calibration (a setting or a cast, notebook 02), but not "
+        "for quantization: "
+        if fp16_ok
+        else "does not hold for quantization: "
+    )
+    verdict += (
+        "a quantized engine first needs a calibration with mtq.quantize and an export under "
+        "export_torch_mode()"
+    )
+    if refused:
+        verdict += f"; {len(refused)} of the {quantized} quantized engines could not be built here"
+    if any(name != "torch-tensorrt fp16" for name in built):
+        verdict += (
+            f"; those that passed the gate ran at {min(speeds):.2f}-{max(speeds):.2f}x the FP16 "
+            "engine's speed at the two batches"
+            if speeds
+            else "; none of those built passed the gate"
+        )
+    return Verdict(POST_PARAMETERS, measured, verdict)
+
+
+def spearman_resolution(pairs: int) -> float:
+    """The smallest gap between two rank correlations over ``pairs`` that means anything.
+
+    On Fisher's z scale (atanh) one estimate has a standard error of 1/sqrt(pairs - 3); two
+    estimates differ beyond noise when their z values are about 2 standard errors of a
+    difference apart (2 * sqrt(2) / sqrt(pairs - 3)).
+    """
+    return 2 * math.sqrt(2) / math.sqrt(pairs - 3)
+
+
+def quant_ranking(spearman: dict[str, float], pairs: int) -> str:
+    """Best and worst recipe by rank correlation, or why they cannot be ranked."""
+    best, worst = max(spearman, key=spearman.get), min(spearman, key=spearman.get)
+    z = {name: math.atanh(min(value, 0.999999)) for name, value in spearman.items()}
+    shown = f"best '{best}' ({spearman[best]:.4f}), worst '{worst}' ({spearman[worst]:.4f})"
+    if z[best] - z[worst] > spearman_resolution(pairs):
+        return f"{shown}: a gap beyond what {pairs} pairs resolve"
+    return f"no ranking: {shown} lie within what {pairs} pairs resolve"
+
+
+def smoothquant_effect(*, with_smoothquant: float, without: float) -> str:
+    """What SmoothQuant did to the worst sentence's cosine, in words."""
+    moved = "raised" if with_smoothquant > without else "lowered"
+    helped = "it helped here" if with_smoothquant > without else "it hurt here"
+    return (
+        f"SmoothQuant {moved} the min cosine against FP32 from {without:.3f} to "
+        f"{with_smoothquant:.3f}: {helped}"
+    )
+
+
+def fp8_rate(*, rate: float, low: float, high: float, device: str, capability: str) -> Verdict:
+    """The article's '2x the throughput of FP16' against FP8 and FP16 products timed in rounds."""
+    if low >= 1.8:
+        judged = "holds"
+    elif high < 1.8:
+        judged = "does not hold"
+    else:
+        judged = "cannot be decided by this run (its rounds fall on both sides of 1.8x)"
+    where = "the article's GPU is an H100"
+    measured = f"FP8 / FP16 matrix-product rate {rate:.2f}x (rounds {low:.2f}-{high:.2f}x)"
+    return Verdict(
+        ARTICLE_FP8_RATE,
+        measured,
+        f"{judged} on {device} (compute capability {capability}; {where}): FP8 products ran "
+        f"at {rate:.2f}x FP16's rate",
+    )
+
+
 # --- notebook 05 ---------------------------------------------------------------------------
 
 POST_DYNAMIC = (

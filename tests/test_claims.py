@@ -290,3 +290,45 @@ def test_the_accumulation_cause_branches():
     assert "not the main cause" in claims.accumulation_cause(
         ratio=3, acc_ratio=2.9, identical=False
     )
+
+
+def test_recipes_are_ranked_only_beyond_the_checks_resolution():
+    assert 0.6 < claims.spearman_resolution(24) < 0.63
+    tight = claims.quant_ranking({"fp8": 0.9948, "int8, LayerNorm kept": 0.9913}, pairs=24)
+    assert tight.startswith("no ranking")  # 06's published 0.0035 gap
+    wide = claims.quant_ranking({"fp8": 0.995, "int8": 0.90}, pairs=24)
+    assert "best 'fp8'" in wide and "beyond what 24 pairs resolve" in wide
+
+
+def test_smoothquant_effect_says_which_way():
+    assert "it hurt here" in claims.smoothquant_effect(with_smoothquant=0.714, without=0.934)
+    assert "it helped here" in claims.smoothquant_effect(with_smoothquant=0.95, without=0.934)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "words"),
+    [(1.81, 1.99, "holds on"), (1.2, 1.5, "does not hold"), (1.7, 1.9, "cannot be decided")],
+)
+def test_fp8_rate_branches(low, high, words):
+    verdict = claims.fp8_rate(rate=1.9, low=low, high=high, device="NVIDIA H200", capability="9.0")
+    assert words in verdict.verdict
+
+
+def test_the_parameters_claim_branches():
+    base = dict(built=["torch-tensorrt fp16"], passed=[], refused=[], quantized=5, speeds=[])
+    assert "not testable" in claims.parameters_claim(testable=False, fp16_ok=False, **base).verdict
+    fp16_only = claims.parameters_claim(testable=True, fp16_ok=True, **base).verdict
+    assert fp16_only.startswith("holds for FP16") and "calibration with mtq.quantize" in fp16_only
+    some = {
+        **base,
+        "built": ["torch-tensorrt fp16", "fp8"],
+        "refused": ["int8"],
+        "speeds": [0.5, 0.6],
+    }
+    verdict = claims.parameters_claim(testable=True, fp16_ok=True, **some).verdict
+    assert "1 of the 5 quantized engines could not be built" in verdict and "0.50-0.60x" in verdict
+    none_passed = {**some, "speeds": []}
+    assert (
+        "none of those built passed"
+        in claims.parameters_claim(testable=True, fp16_ok=False, **none_passed).verdict
+    )
