@@ -58,13 +58,14 @@ def check_fits_one_gpu(model_name: str, *, tokens: int, batch: int, gpu_gib: flo
     with torch.device("meta"):  # counts the parameters without allocating them
         parameters = AutoModelForCausalLM.from_config(config).num_parameters()
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    per_token = 2 * config.num_hidden_layers * config.num_key_value_heads * head_dim * 2
-    need_gib = (2 * parameters + per_token * batch * tokens) / 2**30  # bfloat16
+    # a key and a value per layer and key-value head, 2 bytes each in bfloat16
+    kv_bytes_per_token = 2 * config.num_hidden_layers * config.num_key_value_heads * head_dim * 2
+    need_gib = (2 * parameters + kv_bytes_per_token * batch * tokens) / 2**30
     if need_gib > gpu_gib:
         raise ParameterError(
             f"{model_name} needs at least {need_gib:.1f} GiB on one GPU for the one-process "
-            f"baseline (bfloat16 weights and cache); this GPU has {gpu_gib:.1f} GiB: use "
-            "size='tiny', a smaller model_name or smaller batch_sizes"
+            f"baseline (bfloat16 weights and cache); this GPU has {gpu_gib:.1f} GiB: use a "
+            "smaller model, fewer tokens or smaller batches (or the tiny size)"
         )
 
 

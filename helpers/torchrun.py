@@ -19,9 +19,10 @@ from helpers.records import project_root
 def run_torchrun(
     command: list[str], *, processes: int, out: Path, timeout_s: float, cpu: bool
 ) -> None:
-    """Run ``command`` until every process printed '] done' and ``out`` exists.
+    """Run ``command`` to its end, stopped after ``timeout_s``; ``out`` is its result file.
 
-    Raises RuntimeError with the last stage of each process if it timed out or failed first.
+    The RuntimeError names each process's last stage after a timeout, and the last error
+    line after a failure; results written before a hang in leaving the group are kept.
     """
     path = os.pathsep.join([str(project_root()), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": path}

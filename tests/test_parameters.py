@@ -134,5 +134,8 @@ def test_a_model_too_large_for_one_gpu_is_refused_before_it_loads():
     from helpers.parameters import check_fits_one_gpu
 
     check_fits_one_gpu("meta-llama/Llama-3.2-1B", tokens=512, batch=1, gpu_gib=80.0)
-    with pytest.raises(ParameterError, match="Llama-3.1-8B needs at least 1[5-6].[0-9] GiB"):
-        check_fits_one_gpu("meta-llama/Llama-3.1-8B", tokens=512, batch=1, gpu_gib=15.0)
+    with pytest.raises(ParameterError, match=r"Llama-3.1-8B needs at least 15\.0 GiB"):
+        check_fits_one_gpu("meta-llama/Llama-3.1-8B", tokens=512, batch=1, gpu_gib=8.0)
+    check_fits_one_gpu("meta-llama/Llama-3.1-8B", tokens=512, batch=1, gpu_gib=20.0)
+    with pytest.raises(ParameterError, match="weights and cache"):  # the cache alone tips it
+        check_fits_one_gpu("meta-llama/Llama-3.1-8B", tokens=2048, batch=64, gpu_gib=20.0)

@@ -31,12 +31,14 @@ def test_two_gloo_processes_report_each_stage_and_skip_compiling_when_asked(tmp_
     assert "compiling" not in done.stdout
 
 
-def test_the_decode_loop_keeps_one_position_on_the_device_and_computes_the_models_answers():
+def test_the_decode_loop_keeps_one_position_on_the_device_and_computes_the_models_answers(
+    monkeypatch,
+):
     """No host copy per step: every step gets the same position tensor, advanced in place."""
     import torch
     import torch.distributed as dist
 
-    sys.path.insert(0, str(ROOT / "notebooks" / "scripts"))
+    monkeypatch.syspath_prepend(str(ROOT / "notebooks" / "scripts"))
     import tp_decode
 
     from helpers.workload import load_causal_lm
@@ -56,6 +58,7 @@ def test_the_decode_loop_keeps_one_position_on_the_device_and_computes_the_model
         with torch.no_grad():
             tokens = decoder.generate(prompt, 4)
             cosine = decoder.forced_cosine(tokens, prompt_len=8)
+            expected = tp_decode.generate_eager(model, prompt, 4)
     finally:
         dist.destroy_process_group()
     generated = seen[:3]
@@ -63,3 +66,4 @@ def test_the_decode_loop_keeps_one_position_on_the_device_and_computes_the_model
     assert [position for _, position in generated] == [8, 9, 10]
     assert [position for _, position in seen[3:]] == [8, 9, 10, 11]  # forced: every fed token
     assert cosine > 0.999
+    assert torch.equal(tokens, expected)  # generate's own greedy tokens
