@@ -15,6 +15,11 @@ from pathlib import Path
 
 #: Our own sample text: 20 sentences about the series' subject, one per line.
 SAMPLE_TEXT = " ".join((Path(__file__).parent / "sample_text.txt").read_text().split("\n")).strip()
+#: Calibration data for quantization (notebook 06): 160 sentences of the series' own prose,
+#: taken once from its notebooks' markdown and frozen here; none is a held-out pair sentence.
+CALIBRATION_SENTENCES = (
+    (Path(__file__).parent / "calibration_sentences.txt").read_text().splitlines()
+)
 
 _ROBERTA_BASE = dict(
     vocab_size=50265,
