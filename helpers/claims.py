@@ -19,6 +19,9 @@ NOTICEABLE = 1.1
 ROUND_SPREAD_LIMIT = 1.3
 #: More work cannot take less time: a larger batch under this share of a smaller one's is noise.
 SWEEP_LIMIT = 2 / 3
+#: The TensorRT-LLM article's hardware and model: NVIDIA's published H100 SXM bandwidth (TB/s)
+#: and memory (GB), and Llama 3.1 70B's parameter count (its bytes in FP8).
+H100_TB_S, H100_GB, PARAMS_70B = 3.35, 80, 70.6e9
 
 
 @dataclass(frozen=True)

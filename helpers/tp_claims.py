@@ -6,7 +6,7 @@ several; these functions word what the numbers mean, so that every branch has a 
 
 from __future__ import annotations
 
-from helpers.claims import Verdict
+from helpers.claims import H100_TB_S, PARAMS_70B, Verdict
 
 FOUR_H100 = (
     "In our 4x H100 NVLink setup, TensorRT-LLM achieves 280 tokens/second for Llama 3.1 70B "
@@ -16,8 +16,8 @@ NCCL = (
     "PyTorch's NCCL backend, while fast, does not fuse the communication with computation as "
     "tightly"
 )
-#: Llama 3.1 70B in FP8 (one byte per parameter); NVIDIA's H100 SXM bandwidth; NVLink each way.
-PARAMS_70B, H100_TB_S, NVLINK_GB_S = 70.6e9, 3.35, 900 / 2
+#: NVIDIA's published NVLink bandwidth between H100s, each way (900 GB/s both together).
+NVLINK_GB_S = 900 / 2
 
 
 def change(before_ms: float, after_ms: float) -> str:
