@@ -8,13 +8,10 @@ article names: its introduction says bfloat16, its benchmark section FP8.
 
 from __future__ import annotations
 
-from helpers.claims import TOO_NOISY, Verdict
+from helpers.claims import H100_GB, H100_TB_S, PARAMS_70B, TOO_NOISY, Verdict
 
 TITLE = "Why TensorRT-LLM Beats Raw PyTorch by 4x"
-#: NVIDIA's published H100 SXM figures, the GPU of the article's benchmark.
-H100_TB_S, H100_GB = 3.35, 80
-#: Llama 3.1 70B's parameters; its bytes are these times 2 in bfloat16, times 1 in FP8.
-PARAMS_70B = 70.6e9
+#: Llama 3.1 70B's bytes per parameter in the two precisions the article names.
 BYTES_PER_PARAM = {"bfloat16": 2.0, "FP8": 1.0}
 NO_GPU = "not measured here (no GPU)"
 
