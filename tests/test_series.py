@@ -104,9 +104,27 @@ def test_publish_writes_the_claims_table_into_readme_and_results(tmp_path, monke
     monkeypatch.chdir(root)
     assert main(["--publish"]) == 0
     readme = (root / "README.md").read_text()
-    row = "| 01-stub | 16 x 32, ? | “roughly a 4x speedup” | 2.81x | does not hold |"
+    row = "| 01-stub | roberta-base, 16 x 32, ? | “roughly a 4x speedup” | 2.81x | does not hold |"
     assert row in readme and "stale table" not in readme and readme.endswith("end\n")
     assert row in (root / "results" / "RESULTS.md").read_text()
+
+
+def test_claims_of_one_notebook_at_two_models_are_told_apart():
+    from helpers.tools.report import claims_table
+
+    claim = {"claim": "4x", "measured": "m", "verdict": "v"}
+    records = [
+        {
+            "notebook": "08-llm-decoding",
+            "parameters": {"model_name": name, "batch_size": 1, "seq_len": 256},
+            "environment": {"device_name": "GPU"},
+            "claims": [claim],
+        }
+        for name in ("meta-llama/Llama-3.2-1B", "meta-llama/Llama-3.1-8B")
+    ]
+    table = claims_table(records)
+    assert "| 08-llm-decoding | Llama-3.2-1B, 1 x 256, GPU |" in table
+    assert "| 08-llm-decoding | Llama-3.1-8B, 1 x 256, GPU |" in table
 
 
 @pytest.mark.parametrize(

@@ -56,7 +56,8 @@ def claims_table(records: list[dict]) -> str:
     rows = []
     for record in records:
         p, env = record["parameters"], record["environment"]
-        where = f"{p['batch_size']} x {p['seq_len']}, {env.get('device_name', '?')}"
+        model = str(p.get("model_name", "?")).rstrip("/").split("/")[-1]  # 08 runs at two
+        where = f"{model}, {p['batch_size']} x {p['seq_len']}, {env.get('device_name', '?')}"
         for claim in record.get("claims", []):
             cells = [record["notebook"], where, quoted(claim)]
             cells += [claim["measured"], claim["verdict"]]
@@ -64,7 +65,7 @@ def claims_table(records: list[dict]) -> str:
     if not rows:
         return "No notebook has judged a claim yet (they need a GPU with Torch-TensorRT).\n"
     header = [
-        "| notebook | workload, device | source claim | this run | verdict |",
+        "| notebook | model, workload, device | source claim | this run | verdict |",
         "| --- | --- | --- | --- | --- |",
     ]
     return "\n".join([*header, *rows]) + "\n"
