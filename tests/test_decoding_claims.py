@@ -24,9 +24,14 @@ def test_launch_overhead_branches():
 def test_bandwidth_share_branches():
     assert "measure it" in dc.bandwidth_share(eager_pct=None, best_pct=None, best_name="x").verdict
     assert "reaches 69 %" in dc.bandwidth_share(eager_pct=10, best_pct=69, best_name="x").verdict
-    assert "claim holds" in dc.bandwidth_share(eager_pct=10, best_pct=45, best_name="x").verdict
+    assert (
+        "is above the range" in dc.bandwidth_share(eager_pct=55, best_pct=69, best_name="x").verdict
+    )
+    low = dc.bandwidth_share(eager_pct=6, best_pct=47, best_name="x").verdict
+    assert "is below the range at 6 %" in low and "x within it at 47 %" in low
+    assert "went past 50 %" in low  # said as what no path did
     within = dc.bandwidth_share(eager_pct=42, best_pct=48, best_name="x").verdict
-    assert "within" in within and "76 % of an H100's" in within  # 18 x 141 GB = 2.54 TB/s
+    assert "is within the range" in within and "76 % of an H100's" in within  # 18 x 141 GB
 
 
 def test_pytorch_peak_scope():
