@@ -83,8 +83,6 @@ def test_one_parameters_cell_and_no_injected_cell(path):
         ("09", "continuous_batching_context_manager("),
         ("09", "manager.add_request("),
         ("09", "ContinuousBatchingConfig("),
-        ("09", 'torch.compile(slots.step, mode="reduce-overhead", fullgraph=True)'),
-        ("09", "slots.prefill(slot, "),
         ("10", "torch.distributed.run"),
         ("10", "--nproc-per-node"),
     ],
