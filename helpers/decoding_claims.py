@@ -54,6 +54,11 @@ def launch_overhead(launches_per_layer: float | None, launch_us: float | None) -
     return Verdict(claim, measured, verdict)
 
 
+def _place(pct: float) -> str:
+    """Where a share of the roof lies against the article's 40-50 %."""
+    return "below" if pct < 40 else "within" if pct <= 50 else "above"
+
+
 def bandwidth_share(*, eager_pct: float | None, best_pct: float | None, best_name: str) -> Verdict:
     """'raw PyTorch typically achieves only 40-50%' of the memory bandwidth."""
     claim = "raw PyTorch typically achieves only 40-50% of that"
@@ -62,22 +67,11 @@ def bandwidth_share(*, eager_pct: float | None, best_pct: float | None, best_nam
     measured = (
         f"Hugging Face generate {eager_pct:.0f} %, {best_name} {best_pct:.0f} % of the memory roof"
     )
-
-    def place(pct: float) -> str:
-        return "below" if pct < 40 else "within" if pct <= 50 else "above"
-
-    raw = (
-        f"generate, the article's raw PyTorch, is {place(eager_pct)} the range at {eager_pct:.0f} %"
-    )
+    raw = f"generate (raw PyTorch) is {_place(eager_pct)} the range at {eager_pct:.0f} %"
     if best_pct > 50:
-        verdict = (
-            f"PyTorch itself reaches {best_pct:.0f} % here once the host is out of the way; {raw}"
-        )
+        verdict = f"PyTorch itself reaches {best_pct:.0f} % once the host is out of the way; {raw}"
     else:
-        verdict = (
-            f"{raw}, and {best_name} {place(best_pct)} it at {best_pct:.0f} %: "
-            "no PyTorch path here went past 50 %"
-        )
+        verdict = f"{raw}, and {best_name} {_place(best_pct)} it at {best_pct:.0f} %"
     need = 18 * PARAMS_70B * 2 / 1e12
     verdict += (
         f"; the article's own 18 tokens/s on 70B in bfloat16 reads {need:.2f} TB/s, "

@@ -29,7 +29,6 @@ def test_bandwidth_share_branches():
     )
     low = dc.bandwidth_share(eager_pct=6, best_pct=47, best_name="x").verdict
     assert "is below the range at 6 %" in low and "x within it at 47 %" in low
-    assert "went past 50 %" in low  # said as what no path did
     within = dc.bandwidth_share(eager_pct=42, best_pct=48, best_name="x").verdict
     assert "is within the range" in within and "76 % of an H100's" in within  # 18 x 141 GB
 

@@ -112,8 +112,9 @@ def test_lesson_helpers_stay_small():
     # 3,140: notebook 08's verdicts (decoding_claims.py, tested branch by branch), the decode
     # step's profile and the bytes a decode step reads; notebook 09's slot decoder (one KV
     # cache whose rows each have their own position), its verdicts (serving_claims.py) and
-    # the profile of the library batcher's thread; the verdicts of 01, 04 and 06 in claims.py.
-    assert lines <= 3200, f"helpers/ (without tools/) has {lines} lines"
+    # the profile of the library batcher's thread; the verdicts of 01, 04 and 06 in claims.py;
+    # 3,220: 08's bandwidth verdict places each PyTorch path against the article's range.
+    assert lines <= 3220, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
