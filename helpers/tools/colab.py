@@ -31,9 +31,9 @@ _REPO_LINE = re.compile(r'^SERIES_REPO = "(.*)"', re.MULTILINE)
 
 SETUP_INTRO = """## Run in Colab
 
-In Colab, the next cell fetches the series and runs `colab_setup.sh`, which installs the
-Torch-TensorRT release that matches Colab's torch without replacing it (the first time it
-downloads torch-tensorrt and TensorRT; later runs skip what is installed). If it asks for a
+In Colab, the next cell fetches the series and runs `colab_setup.sh`. That installs the
+Torch-TensorRT release that matches Colab's torch, without replacing torch. The first run
+downloads torch-tensorrt and TensorRT; later runs skip what is installed. If it asks for a
 restart, use *Runtime > Restart session*, then run all cells again. Outside Colab the cell
 does nothing."""
 
