@@ -96,21 +96,20 @@ def pytorch_peak(*, best_tb_s: float | None, device_name: str) -> Verdict:
     return Verdict(claim, measured, verdict)
 
 
-def _70b_fits(tokens_per_s: float) -> dict[str, tuple[float, bool, bool]]:
-    """Per precision: TB/s that tokens_per_s needs, whether it fits the bandwidth and memory."""
+def _70b_fits(tokens_per_s: float) -> dict[str, tuple[float, float, bool, bool]]:
+    """Per precision: GB of weights, the TB/s tokens_per_s needs, and whether they fit."""
     result = {}
     for precision, per_param in BYTES_PER_PARAM.items():
         gb = PARAMS_70B * per_param / 1e9
         tb_s = tokens_per_s * gb / 1e3
-        result[precision] = (tb_s, tb_s <= H100_TB_S, gb <= H100_GB)
+        result[precision] = (gb, tb_s, tb_s <= H100_TB_S, gb <= H100_GB)
     return result
 
 
 def article_70b(tokens_per_s: float, claim: str) -> Verdict:
     """A 70B tokens/s at batch 1 on one H100, against its bandwidth and memory, per precision."""
     parts, possible = [], []
-    for precision, (tb_s, fast_enough, fits) in _70b_fits(tokens_per_s).items():
-        gb = PARAMS_70B * BYTES_PER_PARAM[precision] / 1e9
+    for precision, (gb, tb_s, fast_enough, fits) in _70b_fits(tokens_per_s).items():
         parts.append(
             f"{precision}: {gb:.0f} GB, {tb_s:.2f} TB/s ({tb_s / H100_TB_S:.1f}x the bandwidth)"
         )
