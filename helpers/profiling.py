@@ -121,6 +121,7 @@ class StepProfile:
     kernels: float  # GPU operations per step
     launches: float  # host launch calls per step
     launch_us: float  # mean duration of one launch call on the host
+    top: list[tuple[str, float, float]] = field(default_factory=list)  # kernel, ms, calls a step
 
     @property
     def idle_ms(self) -> float:
@@ -132,10 +133,13 @@ class StepProfile:
         return min(1.0, self.kernel_ms / self.wall_ms) if self.wall_ms else 0.0
 
 
-def profile_decode_steps(run: Callable[[int], object], steps: int = 16) -> StepProfile:
+def profile_decode_steps(
+    run: Callable[[int], object], steps: int = 16, top: int = 5
+) -> StepProfile:
     """Profile ``run(steps)``, a loop of decode steps already warmed up, per step.
 
     The wall time comes from a separate unprofiled ``run(steps)``: the profiler slows the host.
+    The ``top`` kernels by time say which ones hold a step back from its roof.
     """
     from torch.profiler import ProfilerActivity, profile
 
@@ -151,12 +155,17 @@ def profile_decode_steps(run: Callable[[int], object], steps: int = 16) -> StepP
     gpu = [e for e in events if e.device_type.name == "CUDA"]
     launch = [e for e in events if e.name in LAUNCH_CALLS]
     launch_us = sum(e.time_range.elapsed_us() for e in launch) / len(launch) if launch else 0.0
+    by_name: dict[str, list[float]] = {}
+    for e in gpu:
+        by_name.setdefault(e.name, []).append(e.time_range.elapsed_us())
+    longest = sorted(by_name.items(), key=lambda item: -sum(item[1]))[:top]
     return StepProfile(
         wall_ms=wall_ms,
         kernel_ms=sum(e.time_range.elapsed_us() for e in gpu) / 1e3 / steps,
         kernels=len(gpu) / steps,
         launches=len(launch) / steps,
         launch_us=launch_us,
+        top=[(name[:70], sum(us) / 1e3 / steps, len(us) / steps) for name, us in longest],
     )
 
 
