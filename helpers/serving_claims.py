@@ -55,6 +55,24 @@ def in_flight(
     return Verdict(IN_FLIGHT, measured, verdict)
 
 
+def beyond_limit(
+    *, scheduling_x: float, limit_x: float, static_step_ms: float, in_flight_step_ms: float
+) -> list[str]:
+    """Why a gain above the schedule's own limit cannot be read as the schedule's.
+
+    Both schedulers run one step on the same shapes, so only the number of steps may differ.
+    A gain past the limit means a pass cost more per step: a first-time cost (a new prompt
+    length, a plan built), or another process on the GPU.
+    """
+    if scheduling_x <= 1.05 * limit_x:
+        return []
+    return [
+        f"{scheduling_x:.2f}x is above the schedule's own limit of {limit_x:.2f}x: static batches "
+        f"took {static_step_ms:.2f} ms per step and in-flight batching {in_flight_step_ms:.2f} ms "
+        "(prefills included), so the passes did not cost the same per step"
+    ]
+
+
 def utilization(busy: dict[str, float | None]) -> Verdict:
     """NVML's busy shares per path; what they can and cannot say."""
     known = {name: value for name, value in busy.items() if value is not None}

@@ -16,6 +16,15 @@ def test_in_flight_branches():
     assert TOO_NOISY in noisy
 
 
+def test_a_gain_past_the_schedules_limit_is_too_noisy_to_read():
+    within = dict(limit_x=2.43, static_step_ms=2.8, in_flight_step_ms=2.7)
+    assert sc.beyond_limit(scheduling_x=2.5, **within) == []
+    reasons = sc.beyond_limit(scheduling_x=3.0, **{**within, "static_step_ms": 4.12})
+    assert "above the schedule's own limit of 2.43x" in reasons[0]
+    assert "4.12 ms per step" in reasons[0]
+    assert "too noisy" in sc.in_flight(scheduling_x=3.0, **{**BASE, "noisy": reasons}).verdict
+
+
 def test_utilization_names_the_busiest_and_what_busy_means():
     verdict = sc.utilization({"a": 20.0, "b": 90.0, "c": None})
     assert "b kept the GPU busiest (90 %)" in verdict.verdict and "c" not in verdict.measured
