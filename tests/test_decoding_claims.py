@@ -53,7 +53,7 @@ def test_article_70b_per_precision():
 
 
 def test_weight_only_branches():
-    common = dict(roof_pct=60, agreement=0.97, cosine=0.999)
+    common = dict(roof_pct=60, agreement=0.97, cosine=0.999, min_cosine=0.99)
     full = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.9, **common)
     assert "time followed" in full.verdict and not full.quote
     part = dc.weight_only(precision="fp8", bytes_ratio=0.5, speedup=1.4, **common)
@@ -73,8 +73,38 @@ def test_title_claim_noise_and_bounds():
     assert "1.4x with bf16 weights" in verdict and "2.9x with fp8 weights" in verdict
 
 
-def test_weight_only_that_failed_its_gate_is_not_judged():
-    failed = dc.weight_only(
-        precision="fp8", bytes_ratio=0.5, speedup=None, roof_pct=None, agreement=0.5, cosine=0.95
+def test_weight_only_far_from_bf16_is_timed_and_says_so():
+    far = dc.weight_only(
+        precision="int8",
+        bytes_ratio=0.5,
+        speedup=1.5,
+        roof_pct=40,
+        agreement=0.56,
+        cosine=0.9835,
+        min_cosine=0.9712,
     )
-    assert "not judged" in failed.verdict and "0.9500" in failed.measured
+    assert "kernels, not the bytes" in far.verdict and "not known here" in far.verdict
+    assert "0.9712 at the lowest" in far.measured
+    close = dc.weight_only(
+        precision="int8",
+        bytes_ratio=0.5,
+        speedup=1.5,
+        roof_pct=40,
+        agreement=0.9,
+        cosine=0.999,
+        min_cosine=0.99,
+    )
+    assert "not known" not in close.verdict
+
+
+def test_weight_only_whose_compiled_step_differs_is_not_timed():
+    failed = dc.weight_only(
+        precision="fp8",
+        bytes_ratio=0.5,
+        speedup=None,
+        roof_pct=None,
+        agreement=0.5,
+        cosine=0.95,
+        min_cosine=0.9,
+    )
+    assert "not judged" in failed.verdict and "0.9500 on the first step" in failed.measured

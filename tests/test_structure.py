@@ -113,8 +113,10 @@ def test_lesson_helpers_stay_small():
     # step's profile and the bytes a decode step reads; notebook 09's slot decoder (one KV
     # cache whose rows each have their own position), its verdicts (serving_claims.py) and
     # the profile of the library batcher's thread; the verdicts of 01, 04 and 06 in claims.py;
-    # 3,220: 08's bandwidth verdict places each PyTorch path against the article's range.
-    assert lines <= 3220, f"helpers/ (without tools/) has {lines} lines"
+    # 3,220: 08's bandwidth verdict places each PyTorch path against the article's range;
+    # 3,250: the decode step's longest kernels, 08's weight-only verdict for a path far from
+    # bf16, and 09's rule for a gain beyond the schedule's own limit.
+    assert lines <= 3250, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
