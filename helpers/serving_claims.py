@@ -41,7 +41,7 @@ def in_flight(
     if noisy:
         return Verdict(IN_FLIGHT, measured, f"{'; '.join(noisy)}: {TOO_NOISY}")
     share = f"{100 * scheduling_x / limit_x:.0f} % of what the schedule allows"
-    if scheduling_x >= 0.9 * limit_x:
+    if scheduling_x > 1.1 and scheduling_x >= 0.9 * limit_x:
         verdict = f"the mechanism delivers {share}"
     elif scheduling_x > 1.1:
         verdict = f"the mechanism works, at {share}"

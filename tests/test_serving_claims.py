@@ -10,6 +10,8 @@ def test_in_flight_branches():
     assert "delivers 96 %" in sc.in_flight(scheduling_x=2.3, **BASE).verdict
     assert "works, at 62 %" in sc.in_flight(scheduling_x=1.5, **BASE).verdict
     assert "bought nothing" in sc.in_flight(scheduling_x=1.0, **BASE).verdict
+    near_one = sc.in_flight(scheduling_x=0.95, **{**BASE, "limit_x": 1.02}).verdict
+    assert "bought nothing" in near_one  # within 10 % of a limit near 1 is not a delivery
     slower = sc.in_flight(scheduling_x=2.3, **{**BASE, "tpot_x": 1.5}).verdict
     assert "1.50x as far apart" in slower
     noisy = sc.in_flight(scheduling_x=2.3, **{**BASE, "noisy": ["rounds drifted"]}).verdict
