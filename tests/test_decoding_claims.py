@@ -19,6 +19,7 @@ def test_launch_overhead_branches():
     assert "not hundreds" in dc.launch_overhead(10, 3.0).verdict  # 80 x 10 x 20 µs = 16 ms
     assert "only at the article's worst" in dc.launch_overhead(200, 3.0).verdict  # 320 ms at 20 µs
     assert "as claimed" in dc.launch_overhead(200, 15.0).verdict
+    assert "as claimed" in dc.launch_overhead(100, 30.0).verdict  # 240 ms here, 160 at 20 µs
 
 
 def test_bandwidth_share_branches():
@@ -62,6 +63,8 @@ def test_weight_only_branches():
         "did not speed up"
         in dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.0, **common).verdict
     )
+    slower = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=0.8, **common).verdict
+    assert "got slower (0.80x)" in slower
 
 
 def test_title_claim_noise_and_bounds():
