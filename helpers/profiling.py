@@ -53,6 +53,15 @@ class CallProfile:
         return max(0.0, self.wall_ms - self.kernel_ms)
 
 
+def kernels_by_name(events) -> dict[str, list[float]]:
+    """Each GPU operation's durations in µs (kernels, copies, memsets), by name, from a trace."""
+    by_name: dict[str, list[float]] = {}
+    for event in events:
+        if event.device_type.name == "CUDA":
+            by_name.setdefault(event.name, []).append(event.time_range.elapsed_us())
+    return by_name
+
+
 def profile_calls(
     fn: Callable[..., object], inputs: Sequence[torch.Tensor], calls: int = 20, top: int = 5
 ) -> CallProfile:
@@ -70,24 +79,19 @@ def profile_calls(
                 fn(*inputs)
             torch.cuda.synchronize()
             wall_ms = (time.perf_counter() - start) * 1e3 / calls
-    per_kernel: dict[str, float] = {}
-    count = 0
-    for event in prof.events():
-        if event.device_type.name == "CUDA":
-            per_kernel[event.name] = per_kernel.get(event.name, 0.0) + event.time_range.elapsed_us()
-            count += 1
+    durations = kernels_by_name(prof.events())
     by_kind: dict[str, float] = {}
-    for name, us in per_kernel.items():
+    for name, us in durations.items():
         kind = kernel_kind(name)
-        by_kind[kind] = by_kind.get(kind, 0.0) + us / 1e3 / calls
-    longest = sorted(per_kernel.items(), key=lambda item: -item[1])[:top]
+        by_kind[kind] = by_kind.get(kind, 0.0) + sum(us) / 1e3 / calls
+    longest = sorted(durations.items(), key=lambda item: -sum(item[1]))[:top]
     averages = sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:top]
     return CallProfile(
         wall_ms=wall_ms,
-        kernel_ms=sum(per_kernel.values()) / 1e3 / calls,
-        gpu_ops=count / calls,
+        kernel_ms=sum(map(sum, durations.values())) / 1e3 / calls,
+        gpu_ops=sum(map(len, durations.values())) / calls,
         by_kind=by_kind,
-        top=[(name[:90], us / 1e3 / calls) for name, us in longest],
+        top=[(name[:90], sum(us) / 1e3 / calls) for name, us in longest],
         host_ops=[(e.key[:60], e.self_cpu_time_total / 1e3 / calls) for e in averages],
     )
 
@@ -152,7 +156,7 @@ def profile_decode_steps(
         run(steps)
         torch.cuda.synchronize()
     events = p.events()
-    gpu = [e for e in events if e.device_type.name == "CUDA"]
+    durations = kernels_by_name(events)
     launch = [e for e in events if e.name in LAUNCH_CALLS]
     launch_us = sum(e.time_range.elapsed_us() for e in launch) / len(launch) if launch else 0.0
     by_name: dict[str, list[float]] = {}
@@ -161,8 +165,8 @@ def profile_decode_steps(
     longest = sorted(by_name.items(), key=lambda item: -sum(item[1]))[:top]
     return StepProfile(
         wall_ms=wall_ms,
-        kernel_ms=sum(e.time_range.elapsed_us() for e in gpu) / 1e3 / steps,
-        kernels=len(gpu) / steps,
+        kernel_ms=sum(map(sum, durations.values())) / 1e3 / steps,
+        kernels=sum(map(len, durations.values())) / steps,
         launches=len(launch) / steps,
         launch_us=launch_us,
         top=[(name[:70], sum(us) / 1e3 / steps, len(us) / steps) for name, us in longest],
@@ -178,7 +182,7 @@ def trace_summary(events, per: int, top: int = 6) -> dict:
 
     For work run by a library's own threads: every thread's operators are in ``events``.
     """
-    gpu = [e for e in events if e.device_type.name == "CUDA"]
+    durations = kernels_by_name(events)
     host = [e for e in events if e.device_type.name == "CPU"]
     self_ms: dict[str, float] = {}
     for e in host:
@@ -186,8 +190,8 @@ def trace_summary(events, per: int, top: int = 6) -> dict:
     waits = [e for e in host if e.name.startswith(_WAITS)]
     return {
         "per": per,
-        "kernel_ms": sum(e.time_range.elapsed_us() for e in gpu) / 1e3 / per,
-        "kernels": len(gpu) / per,
+        "kernel_ms": sum(map(sum, durations.values())) / 1e3 / per,
+        "kernels": sum(map(len, durations.values())) / per,
         "host_ops": len(host) / per,
         "waits": len(waits) / per,
         "wait_ms": sum(e.time_range.elapsed_us() for e in waits) / 1e3 / per,

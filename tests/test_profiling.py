@@ -32,3 +32,16 @@ def test_the_trace_summary_counts_per_unit_of_work():
     assert summary["kernels"] == 0 and summary["waits"] == 0  # a CPU: no kernels, no syncs
     assert summary["host_ops"] >= 2  # ones, ones, dot (and what they call) per product
     assert any("dot" in name for name, _ in summary["top_host_ms"])
+
+
+def test_kernels_by_name_keeps_each_gpu_operation_and_skips_the_host():
+    from types import SimpleNamespace
+
+    from helpers.profiling import kernels_by_name
+
+    def event(name: str, device: str, us: float) -> SimpleNamespace:
+        span = SimpleNamespace(elapsed_us=lambda: us)
+        return SimpleNamespace(name=name, device_type=SimpleNamespace(name=device), time_range=span)
+
+    events = [event("gemv", "CUDA", 3.0), event("gemv", "CUDA", 5.0), event("aten::mm", "CPU", 9.0)]
+    assert kernels_by_name(events) == {"gemv": [3.0, 5.0]}
