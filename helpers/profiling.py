@@ -159,10 +159,7 @@ def profile_decode_steps(
     durations = kernels_by_name(events)
     launch = [e for e in events if e.name in LAUNCH_CALLS]
     launch_us = sum(e.time_range.elapsed_us() for e in launch) / len(launch) if launch else 0.0
-    by_name: dict[str, list[float]] = {}
-    for e in gpu:
-        by_name.setdefault(e.name, []).append(e.time_range.elapsed_us())
-    longest = sorted(by_name.items(), key=lambda item: -sum(item[1]))[:top]
+    longest = sorted(durations.items(), key=lambda item: -sum(item[1]))[:top]
     return StepProfile(
         wall_ms=wall_ms,
         kernel_ms=sum(map(sum, durations.values())) / 1e3 / steps,
