@@ -140,10 +140,9 @@ class StepProfile:
 def profile_decode_steps(
     run: Callable[[int], object], steps: int = 16, top: int = 5
 ) -> StepProfile:
-    """Profile ``run(steps)``, a loop of decode steps already warmed up, per step.
+    """Profile ``run(steps)``, a warmed-up decode loop, per step, and its ``top`` kernels by time.
 
     The wall time comes from a separate unprofiled ``run(steps)``: the profiler slows the host.
-    The ``top`` kernels by time say which ones hold a step back from its roof.
     """
     from torch.profiler import ProfilerActivity, profile
 
