@@ -1,8 +1,7 @@
 """Notebook 09's verdicts: the article's serving claims against a run and arithmetic.
 
-The notebook computes the ratios (the same compiled step under two schedulers, the
-schedule's own limit on the mix, GPU-busy shares, cache capacities); these functions word
-them, so that every branch has a unit test.
+The notebook computes the ratios (schedulers, limits, GPU-busy shares, cache capacities);
+these functions word them, so that every branch has a unit test.
 """
 
 from __future__ import annotations
@@ -27,16 +26,18 @@ def in_flight(
     *,
     scheduling_x: float,
     limit_x: float,
+    packed_x: float,
     tpot_x: float,
     tokens_per_s: float,
     cap: int,
     noisy: list[str],
 ) -> Verdict:
-    """In-flight against static batches over one compiled step, and what it cost TPOT."""
+    """In-flight against static batches over one step; limit_x: first-come-first-served slots'."""
     measured = (
         f"over one compiled step, at most {cap} requests in flight: in-flight batching "
-        f"{tokens_per_s:.0f} output tokens/s, {scheduling_x:.2f}x static batches (the schedule's "
-        f"limit on this mix: {limit_x:.2f}x); TPOT p50 {tpot_x:.2f}x static batches'"
+        f"{tokens_per_s:.0f} output tokens/s, {scheduling_x:.2f}x static batches (the limit of "
+        f"first-come-first-served slots on this mix: {limit_x:.2f}x; every slot busy on every "
+        f"step: {packed_x:.2f}x); TPOT p50 {tpot_x:.2f}x static batches'"
     )
     if noisy:
         return Verdict(IN_FLIGHT, measured, f"{'; '.join(noisy)}: {TOO_NOISY}")
@@ -60,9 +61,8 @@ def beyond_limit(
 ) -> list[str]:
     """Why a gain above the schedule's own limit cannot be read as the schedule's.
 
-    Both schedulers run one step on the same shapes, so only the number of steps may differ.
-    A gain past the limit means a pass cost more per step: a first-time cost (a new prompt
-    length, a plan built), or another process on the GPU.
+    Both run one step on the same shapes: a gain past the limit means a pass cost more per
+    step (a first-time cost, or another process on the GPU).
     """
     if scheduling_x <= 1.05 * limit_x:
         return []

@@ -3,7 +3,7 @@
 from helpers import serving_claims as sc
 from helpers.claims import TOO_NOISY
 
-BASE = dict(limit_x=2.4, tpot_x=1.0, tokens_per_s=2500, cap=16, noisy=[])
+BASE = dict(limit_x=2.4, packed_x=2.6, tpot_x=1.0, tokens_per_s=2500, cap=16, noisy=[])
 
 
 def test_in_flight_branches():
@@ -16,6 +16,12 @@ def test_in_flight_branches():
     assert "1.50x as far apart" in slower
     noisy = sc.in_flight(scheduling_x=2.3, **{**BASE, "noisy": ["rounds drifted"]}).verdict
     assert TOO_NOISY in noisy
+
+
+def test_in_flight_names_both_limits():
+    measured = sc.in_flight(scheduling_x=1.97, **{**BASE, "limit_x": 1.98}).measured
+    assert "first-come-first-served slots on this mix: 1.98x" in measured
+    assert "every slot busy on every step: 2.60x" in measured
 
 
 def test_a_gain_past_the_schedules_limit_is_too_noisy_to_read():
