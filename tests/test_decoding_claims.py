@@ -78,26 +78,11 @@ def test_title_claim_noise_and_bounds():
 
 
 def test_weight_only_far_from_bf16_is_timed_and_says_so():
-    far = dc.weight_only(
-        precision="int8",
-        bytes_ratio=0.5,
-        speedup=1.5,
-        roof_pct=40,
-        agreement=0.56,
-        cosine=0.9835,
-        min_cosine=0.9712,
-    )
+    timed = dict(precision="int8", bytes_ratio=0.5, speedup=1.5, roof_pct=40)
+    far = dc.weight_only(agreement=0.56, cosine=0.9835, min_cosine=0.9712, **timed)
     assert "kernels, not the bytes" in far.verdict and "not known here" in far.verdict
     assert "0.9712 at the lowest" in far.measured
-    close = dc.weight_only(
-        precision="int8",
-        bytes_ratio=0.5,
-        speedup=1.5,
-        roof_pct=40,
-        agreement=0.9,
-        cosine=0.999,
-        min_cosine=0.99,
-    )
+    close = dc.weight_only(agreement=0.9, cosine=0.999, min_cosine=0.99, **timed)
     assert "not known" not in close.verdict
 
 

@@ -3,11 +3,12 @@
 import json
 import threading
 import time
+from types import SimpleNamespace
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from helpers.profiling import StackSampler, trace_summary
+from helpers.profiling import StackSampler, kernels_by_name, trace_summary
 
 
 def test_the_sampler_sees_another_threads_library_function():
@@ -35,10 +36,6 @@ def test_the_trace_summary_counts_per_unit_of_work():
 
 
 def test_kernels_by_name_keeps_each_gpu_operation_and_skips_the_host():
-    from types import SimpleNamespace
-
-    from helpers.profiling import kernels_by_name
-
     def event(name: str, device: str, us: float) -> SimpleNamespace:
         span = SimpleNamespace(elapsed_us=lambda: us)
         return SimpleNamespace(name=name, device_type=SimpleNamespace(name=device), time_range=span)
