@@ -304,11 +304,14 @@ def fp32_claim(
     error_vs_floor: float,
     memory_ratio: float,
     memory_delta_mib: float,
+    noisy: Sequence[str] = (),
 ) -> Verdict:
     """Notebook 03: speed (like for like), arithmetic (error against the FP32 noise floor) and
     memory (the engine's device memory against eager's, both including weights)."""
     in_fp32 = error_vs_floor < 10
-    if not has_tf32:
+    if noisy:  # the arithmetic and memory parts do not rest on the timings
+        speed = f"speed: {TOO_NOISY} ({'; '.join(noisy)})"
+    elif not has_tf32:
         speed = "not testable here for TF32 (this GPU has none, like the post's T4); "
         speed += f"the engine is {strict_x:.2f}x strict eager FP32"
     elif in_fp32 or tf32_like_x is None:
@@ -369,13 +372,21 @@ def accumulation_cause(*, ratio: float, acc_ratio: float, identical: bool) -> st
 
 
 def fp16_share(
-    *, share: float, first_share: float | None, threshold: float, weights: str, trained: bool
+    *,
+    share: float,
+    first_share: float | None,
+    threshold: float,
+    weights: str,
+    trained: bool,
+    settled: bool = True,
 ) -> Verdict:
     """The post's 'about 0.1 %', judged on trained weights only: random ones cannot show it."""
     measured = f"{share:.3f} % of real-token elements above {threshold} ({weights} weights)"
     if first_share is not None:
         measured += f", the engine's first call {first_share:.3f} %"
-    if not trained:
+    if not settled:
+        verdict = f"the engine's output was still changing: {TOO_NOISY}"
+    elif not trained:
         verdict = (
             "not testable on random weights: their activations are not a trained model's, so "
             "the share says nothing about the post's; the gate still separates rounding from "

@@ -64,13 +64,17 @@ class SlotDecoder:
             x = x + layer.mlp(layer.post_attention_layernorm(x))
         return self.model.lm_head(self.body.norm(x[:, -1]))
 
-    def prefill(self, slot: int, ids: torch.Tensor) -> torch.Tensor:
-        """Run a prompt (1, length) into ``slot``; the logits of its last position (1, vocab)."""
+    def row(self, slot: int) -> torch.Tensor:
+        """Slot ``slot`` as a one-element tensor, so that one compiled prefill serves every slot."""
+        return self.rows[slot : slot + 1].clone()
+
+    def prefill(self, row: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        """Run a prompt (1, length) into slot ``row`` (``self.row(slot)``); its last logits."""
         length = ids.shape[1]
 
         def attend(index: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
-            self.keys[index][slot, :, :length] = k[0]
-            self.values[index][slot, :, :length] = v[0]
+            self.keys[index][row, :, :length] = k
+            self.values[index][row, :, :length] = v
             return scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
 
         x = self.body.embed_tokens(ids)

@@ -144,6 +144,20 @@ def test_fp32_claim_speed_and_arithmetic(kw, speed, arithmetic, memory):
     assert memory in verdict
 
 
+def test_fp32_claim_too_noisy_judges_no_speed():
+    verdict = claims.fp32_claim(
+        has_tf32=True,
+        strict_x=3.0,
+        tf32_like_x=3.3,
+        error_vs_floor=400,
+        memory_ratio=1.0,
+        memory_delta_mib=0.0,
+        noisy=["eager fp32 drifted between rounds"],
+    ).verdict
+    assert verdict.startswith(f"speed: {claims.TOO_NOISY} (eager fp32 drifted between rounds)")
+    assert "improvement" not in verdict and "not testable here as the post meant it" in verdict
+
+
 @pytest.mark.parametrize(
     "ratio, delta, words",
     [
@@ -282,6 +296,8 @@ def test_the_fp16_share_is_judged_on_trained_weights_only():
         share=0.1, weights="trained", trained=True, first_share=0.4, threshold=0.01
     )
     assert "first call 0.400 %" in first.measured
+    moving = claims.fp16_share(share=0.1, weights="trained", trained=True, settled=False, **args)
+    assert moving.verdict == f"the engine's output was still changing: {claims.TOO_NOISY}"
 
 
 def test_the_accumulation_cause_branches():

@@ -25,7 +25,7 @@ def test_prefill_logits_match_the_model(model):
     slots = SlotDecoder(model, slots=2, max_len=32)
     prompt = torch.randint(0, model.config.vocab_size, (1, 9))
     with torch.inference_mode():
-        ours = slots.prefill(1, prompt)
+        ours = slots.prefill(slots.row(1), prompt)
         theirs = model(prompt).logits[:, -1]
     assert torch.nn.functional.cosine_similarity(ours, theirs).item() > 0.9999
 
@@ -39,7 +39,7 @@ def test_slots_at_different_positions_decode_what_generate_decodes(model):
         tokens = torch.zeros(3, 1, dtype=torch.long)
         positions = torch.zeros(3, dtype=torch.long)
         for slot, prompt in zip((0, 2), prompts, strict=True):  # slot 1 stays empty
-            tokens[slot] = slots.prefill(slot, prompt).argmax(-1)
+            tokens[slot] = slots.prefill(slots.row(slot), prompt).argmax(-1)
             positions[slot] = prompt.shape[1]
         produced = [tokens.clone()]
         for _ in range(5):
@@ -57,3 +57,17 @@ def test_a_model_of_another_family_is_refused_in_one_line(model):
             SlotDecoder(model, slots=1, max_len=8)
     finally:
         model.config.model_type = "llama"
+
+
+def test_one_compiled_prefill_serves_every_slot_and_prompt_length(model):
+    """09 compiles the prefill once: the slot is a tensor, the length a dynamic size."""
+    slots = SlotDecoder(model, slots=3, max_len=32)
+    prefill = torch.compile(slots.prefill, dynamic=True, fullgraph=True)
+    graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    with torch.inference_mode():
+        for slot, length in ((0, 9), (2, 5), (1, 12)):
+            prompt = torch.randint(0, model.config.vocab_size, (1, length))
+            ours = prefill(slots.row(slot), prompt)
+            theirs = model(prompt).logits[:, -1]
+            assert torch.nn.functional.cosine_similarity(ours, theirs).item() > 0.9999
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs + 1

@@ -84,7 +84,7 @@ def test_one_parameters_cell_and_no_injected_cell(path):
         ("09", "manager.add_request("),
         ("09", "ContinuousBatchingConfig("),
         ("09", 'torch.compile(slots.step, mode="reduce-overhead", fullgraph=True)'),
-        ("09", "slots.prefill(slot, "),
+        ("09", "torch.compile(slots.prefill, dynamic=True, fullgraph=True)"),
         ("10", "torch.distributed.run"),
         ("10", "--nproc-per-node"),
     ],
@@ -115,8 +115,10 @@ def test_lesson_helpers_stay_small():
     # the profile of the library batcher's thread; the verdicts of 01, 04 and 06 in claims.py;
     # 3,220: 08's bandwidth verdict places each PyTorch path against the article's range;
     # 3,250: the decode step's longest kernels, 08's weight-only verdict for a path far from
-    # bf16, and 09's rule for a gain beyond the schedule's own limit.
-    assert lines <= 3250, f"helpers/ (without tools/) has {lines} lines"
+    # bf16, and 09's rule for a gain beyond the schedule's own limit;
+    # 3,270: 03's and 04's verdicts judge nothing on drifted timings or a still-changing
+    # engine output, and 09's slot decoder takes its slot as a tensor (one compiled prefill).
+    assert lines <= 3270, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
