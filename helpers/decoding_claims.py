@@ -125,6 +125,7 @@ CLOSE_TO_BF16 = 0.98
 def weight_only(
     *,
     precision: str,
+    path: str,
     bytes_ratio: float,
     speedup: float | None,
     roof_pct: float | None,
@@ -155,7 +156,7 @@ def weight_only(
     )
     if speedup is None or roof_pct is None:
         measured = (
-            f"{precision} weights (weight-only) are {bytes_ratio:.2f}x bf16's bytes; {against_bf16}"
+            f"{path}: {precision} weights are {bytes_ratio:.2f}x bf16's bytes; {against_bf16}"
         )
         verdict = (
             "not judged: its compiled step did not compute what its eager step does, "
@@ -163,7 +164,7 @@ def weight_only(
         )
         return Verdict(claim, measured, verdict, quote)
     measured = (
-        f"{precision} weights (weight-only) are {bytes_ratio:.2f}x bf16's bytes; the step decodes "
+        f"{path}: {precision} weights are {bytes_ratio:.2f}x bf16's bytes; the step decodes "
         f"at {speedup:.2f}x bf16's tokens/s, {roof_pct:.0f} % of its own roof; {against_bf16}"
     )
     fewer = f"the bytes fell to {bytes_ratio:.2f}x"

@@ -54,9 +54,10 @@ def test_article_70b_per_precision():
 
 
 def test_weight_only_branches():
-    common = dict(roof_pct=60, agreement=0.97, cosine=0.999, min_cosine=0.99)
+    common = dict(path="p", roof_pct=60, agreement=0.97, cosine=0.999, min_cosine=0.99)
     full = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.9, **common)
     assert "time followed" in full.verdict and not full.quote
+    assert full.measured.startswith("p: int8 weights are 0.50x bf16's bytes")
     part = dc.weight_only(precision="fp8", bytes_ratio=0.5, speedup=1.4, **common)
     assert "kernels, not the bytes" in part.verdict and part.quote
     flat = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.08, **common).verdict
@@ -78,7 +79,7 @@ def test_title_claim_noise_and_bounds():
 
 
 def test_weight_only_far_from_bf16_is_timed_and_says_so():
-    timed = dict(precision="int8", bytes_ratio=0.5, speedup=1.5, roof_pct=40)
+    timed = dict(precision="int8", path="p", bytes_ratio=0.5, speedup=1.5, roof_pct=40)
     far = dc.weight_only(agreement=0.56, cosine=0.9835, min_cosine=0.9712, **timed)
     assert "kernels, not the bytes" in far.verdict and "not known here" in far.verdict
     assert "0.9712 at the lowest" in far.measured
@@ -89,6 +90,7 @@ def test_weight_only_far_from_bf16_is_timed_and_says_so():
 def test_weight_only_whose_compiled_step_differs_is_not_timed():
     failed = dc.weight_only(
         precision="fp8",
+        path="p",
         bytes_ratio=0.5,
         speedup=None,
         roof_pct=None,

@@ -79,6 +79,7 @@ def test_one_parameters_cell_and_no_injected_cell(path):
         ("08", "profile_decode_steps("),
         ("08", "coordinate_descent_tuning = True"),
         ("08", "torch.nn.functional.linear(x, self.weight.to(x.dtype)) * self.scale"),
+        ("08", "@triton.jit"),
         ("09", "model.generate("),
         ("09", "continuous_batching_context_manager("),
         ("09", "manager.add_request("),
