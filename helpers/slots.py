@@ -4,8 +4,8 @@ Transformers' ``StaticCache`` writes every row of a batch at one shared position
 suits one batch decoded together. An in-flight batcher puts a new request into a row as
 soon as the previous one finishes, so each row needs its own position, its own cache
 writes and its own attention mask. ``SlotDecoder`` runs a Llama-style model's own modules
-(embedding, norms, projections, rotary embedding, MLP) over such a cache, as gpt-fast
-does, so that one compiled step serves whatever mix of requests the slots hold.
+(embedding, norms, projections, rotary embedding, MLP) over such a cache, so that one
+compiled step serves whatever mix of requests the slots hold.
 """
 
 from __future__ import annotations
