@@ -59,8 +59,10 @@ def test_weight_only_branches():
     assert "time followed" in full.verdict and not full.quote
     part = dc.weight_only(precision="fp8", bytes_ratio=0.5, speedup=1.4, **common)
     assert "kernels, not the bytes" in part.verdict and part.quote
-    flat = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.08, **common).verdict
-    assert "changed only 1.08x" in flat
+    assert (
+        "did not speed up"
+        in dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.0, **common).verdict
+    )
     slower = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=0.8, **common).verdict
     assert "got slower (0.80x)" in slower
 
@@ -72,9 +74,6 @@ def test_title_claim_noise_and_bounds():
     assert TOO_NOISY in dc.title_claim(noisy=["batch 8 faster than 1"], **args).verdict
     verdict = dc.title_claim(noisy=[], **args).verdict
     assert "1.4x with bf16 weights" in verdict and "2.9x with fp8 weights" in verdict
-    assert "4x over this PyTorch would be faster than the memory allows" in verdict
-    roomy = dc.title_claim(noisy=[], **{**args, "headroom": {"bf16": 2.4, "8-bit": 4.8}}).verdict
-    assert "faster than the memory allows" not in roomy
 
 
 def test_weight_only_far_from_bf16_is_timed_and_says_so():
