@@ -91,7 +91,8 @@ class SlotDecoder:
             # the query heads that share a key-value head as rows of its attention: the cache
             # is read as stored, never copied out once per query head
             rows = q.reshape(q.shape[0], keys.shape[1], -1, q.shape[-1])
-            return scaled_dot_product_attention(rows, keys, values, attn_mask=visible).view_as(q)
+            out = scaled_dot_product_attention(rows, keys, values, attn_mask=visible)
+            return out.reshape(q.shape)  # the kernel picks its layout: reshape, not view
 
         x = self.body.embed_tokens(tokens)
         return self._layers(x, positions[:, None], attend).argmax(-1, keepdim=True)
