@@ -73,8 +73,8 @@ def caveats(report: dict, weights: str | None = None, tensorrt: bool = True) -> 
     if report.get("tensorrt_build") == "RTX" and capability not in (None, *RTX_SUPPORTED):
         notes.append(
             f"TensorRT here is the RTX build, which does not officially support compute "
-            f"capability {capability} (it lists {', '.join(RTX_SUPPORTED)}): its timings are "
-            "not what regular TensorRT would give on this GPU."
+            f"capability {capability} (it lists {', '.join(RTX_SUPPORTED)}): its timings may "
+            "differ from regular TensorRT's on this GPU, which this run does not measure."
         )
     if weights and weights.startswith("random"):
         notes.append(

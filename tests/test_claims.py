@@ -156,6 +156,19 @@ def test_fp32_claim_too_noisy_judges_no_speed():
     ).verdict
     assert verdict.startswith(f"speed: {claims.TOO_NOISY} (eager fp32 drifted between rounds)")
     assert "improvement" not in verdict and "not testable here as the post meant it" in verdict
+    common = dict(
+        has_tf32=True,
+        strict_x=3.0,
+        tf32_like_x=3.3,
+        error_vs_floor=400,
+        memory_ratio=1.0,
+        memory_delta_mib=0.0,
+        noisy=["eager fp32 moved"],
+    )
+    robust = claims.fp32_claim(least_x=1.35, **common).verdict
+    assert robust.startswith("does not hold for speed, whatever the noise (eager fp32 moved)")
+    assert "still 1.35x" in robust
+    assert claims.TOO_NOISY in claims.fp32_claim(least_x=1.05, **common).verdict
 
 
 @pytest.mark.parametrize(
@@ -277,6 +290,12 @@ def test_first_call_is_too_noisy_to_judge_when_the_timers_are():
     assert "60.0x the warm median" in calm.verdict and "not a warm-against-warm" in calm.verdict
     noisy = claims.first_call(cold_ms=300.0, warm_ms=5.0, count=100, noisy=["moved 1.8x"])
     assert claims.TOO_NOISY in noisy.verdict and "60.0x" in noisy.measured
+    args = dict(cold_ms=300.0, warm_ms=5.0, count=100, noisy=["moved 1.8x"])
+    robust = claims.first_call(slowest_warm_ms=9.0, **args)
+    assert claims.TOO_NOISY not in robust.verdict and "33.3x" in robust.verdict
+    assert "still 33.3x" in robust.measured and "moved 1.8x" in robust.measured
+    close = claims.first_call(**{**args, "cold_ms": 15.0}, slowest_warm_ms=9.0)
+    assert claims.TOO_NOISY in close.verdict
 
 
 def test_the_fp16_share_is_judged_on_trained_weights_only():
@@ -343,6 +362,12 @@ def test_the_parameters_claim_branches():
     }
     verdict = claims.parameters_claim(testable=True, fp16_ok=True, **some).verdict
     assert "1 of the 5 quantized engines could not be built" in verdict and "0.50-0.60x" in verdict
+    same_size = claims.parameters_claim(
+        testable=True, fp16_ok=True, full_size=["torch-tensorrt int8 weight-only"], **some
+    ).verdict
+    assert (
+        "int8 weight-only no smaller than the FP16 engine: its weights stayed 16-bit" in same_size
+    )
     none_passed = {**some, "speeds": []}
     assert (
         "none of those built passed"

@@ -54,15 +54,14 @@ def test_article_70b_per_precision():
 
 
 def test_weight_only_branches():
-    common = dict(roof_pct=60, agreement=0.97, cosine=0.999, min_cosine=0.99)
+    common = dict(path="p", roof_pct=60, agreement=0.97, cosine=0.999, min_cosine=0.99)
     full = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.9, **common)
     assert "time followed" in full.verdict and not full.quote
+    assert full.measured.startswith("p: int8 weights are 0.50x bf16's bytes")
     part = dc.weight_only(precision="fp8", bytes_ratio=0.5, speedup=1.4, **common)
     assert "kernels, not the bytes" in part.verdict and part.quote
-    assert (
-        "did not speed up"
-        in dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.0, **common).verdict
-    )
+    flat = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.08, **common).verdict
+    assert "changed only 1.08x" in flat
     slower = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=0.8, **common).verdict
     assert "got slower (0.80x)" in slower
 
@@ -74,10 +73,13 @@ def test_title_claim_noise_and_bounds():
     assert TOO_NOISY in dc.title_claim(noisy=["batch 8 faster than 1"], **args).verdict
     verdict = dc.title_claim(noisy=[], **args).verdict
     assert "1.4x with bf16 weights" in verdict and "2.9x with fp8 weights" in verdict
+    assert "4x over this PyTorch would be faster than the memory allows" in verdict
+    roomy = dc.title_claim(noisy=[], **{**args, "headroom": {"bf16": 2.4, "8-bit": 4.8}}).verdict
+    assert "faster than the memory allows" not in roomy
 
 
 def test_weight_only_far_from_bf16_is_timed_and_says_so():
-    timed = dict(precision="int8", bytes_ratio=0.5, speedup=1.5, roof_pct=40)
+    timed = dict(precision="int8", path="p", bytes_ratio=0.5, speedup=1.5, roof_pct=40)
     far = dc.weight_only(agreement=0.56, cosine=0.9835, min_cosine=0.9712, **timed)
     assert "kernels, not the bytes" in far.verdict and "not known here" in far.verdict
     assert "0.9712 at the lowest" in far.measured
@@ -88,6 +90,7 @@ def test_weight_only_far_from_bf16_is_timed_and_says_so():
 def test_weight_only_whose_compiled_step_differs_is_not_timed():
     failed = dc.weight_only(
         precision="fp8",
+        path="p",
         bytes_ratio=0.5,
         speedup=None,
         roof_pct=None,

@@ -71,3 +71,21 @@ def test_one_compiled_prefill_serves_every_slot_and_prompt_length(model):
             theirs = model(prompt).logits[:, -1]
             assert torch.nn.functional.cosine_similarity(ours, theirs).item() > 0.9999
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs + 1
+
+
+def test_the_step_takes_attention_output_in_any_memory_layout(model, monkeypatch):
+    """CUDA's memory-efficient SDPA returns (slots, heads, rows, dim) with rows outermost in
+    memory; the step must reshape, not view, what it gets back."""
+    import helpers.slots as slots_module
+
+    exact = slots_module.scaled_dot_product_attention
+
+    def strided(*args, **kwargs):
+        return exact(*args, **kwargs).transpose(1, 2).contiguous().transpose(1, 2)
+
+    slots = SlotDecoder(model, slots=2, max_len=16)
+    tokens, positions = torch.zeros(2, 1, dtype=torch.long), torch.tensor([3, 5])
+    with torch.inference_mode():
+        expected = slots.step(tokens, positions)
+        monkeypatch.setattr(slots_module, "scaled_dot_product_attention", strided)
+        assert torch.equal(slots.step(tokens, positions), expected)

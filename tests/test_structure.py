@@ -79,6 +79,8 @@ def test_one_parameters_cell_and_no_injected_cell(path):
         ("08", "profile_decode_steps("),
         ("08", "coordinate_descent_tuning = True"),
         ("08", "torch.nn.functional.linear(x, self.weight.to(x.dtype)) * self.scale"),
+        ("08", "@triton.jit"),
+        ("08", 'AttentionInterface.register("grouped_query_sdpa", grouped_query_sdpa)'),
         ("09", "model.generate("),
         ("09", "continuous_batching_context_manager("),
         ("09", "manager.add_request("),
@@ -118,7 +120,9 @@ def test_lesson_helpers_stay_small():
     # bf16, and 09's rule for a gain beyond the schedule's own limit;
     # 3,270: 03's and 04's verdicts judge nothing on drifted timings or a still-changing
     # engine output, and 09's slot decoder takes its slot as a tensor (one compiled prefill).
-    assert lines <= 3270, f"helpers/ (without tools/) has {lines} lines"
+    # 3,310: a noisy timing voids 01's and 03's verdicts only where it could change them; 06
+    # names engines whose weights stayed 16-bit and judges SmoothQuant measure by measure.
+    assert lines <= 3310, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
