@@ -20,6 +20,10 @@ def test_launch_overhead_branches():
     assert "only at the article's worst" in dc.launch_overhead(200, 3.0).verdict  # 320 ms at 20 µs
     assert "as claimed" in dc.launch_overhead(200, 15.0).verdict
     assert "as claimed" in dc.launch_overhead(100, 30.0).verdict  # 240 ms here, 160 at 20 µs
+    host = dc.launch_overhead(46, 6.3, idle_per_layer_ms=1.1)  # 23 ms of launches, 88 of host
+    assert "scales to 88 ms" in host.measured and "does reach" not in host.verdict
+    slow_host = dc.launch_overhead(46, 6.3, idle_per_layer_ms=3.0).verdict
+    assert "not hundreds" in slow_host and "Python dispatch included, does reach" in slow_host
 
 
 def test_bandwidth_share_branches():
@@ -32,6 +36,7 @@ def test_bandwidth_share_branches():
     assert "is below the range at 6 %" in low and "x within it at 47 %" in low
     within = dc.bandwidth_share(eager_pct=42, best_pct=48, best_name="x").verdict
     assert "is within the range" in within and "76 % of an H100's" in within  # 18 x 141 GB
+    assert "does not fit in one H100's memory" in within
 
 
 def test_pytorch_peak_scope():
@@ -61,7 +66,9 @@ def test_weight_only_branches():
     part = dc.weight_only(precision="fp8", bytes_ratio=0.5, speedup=1.4, **common)
     assert "kernels, not the bytes" in part.verdict and part.quote
     flat = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.08, **common).verdict
-    assert "changed only 1.08x" in flat
+    assert "gained only 1.08x" in flat
+    level = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=0.93, **common).verdict
+    assert "did not get faster (0.93x)" in level
     slower = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=0.8, **common).verdict
     assert "got slower (0.80x)" in slower
 
@@ -76,6 +83,11 @@ def test_title_claim_noise_and_bounds():
     assert "4x over this PyTorch would be faster than the memory allows" in verdict
     roomy = dc.title_claim(noisy=[], **{**args, "headroom": {"bf16": 2.4, "8-bit": 4.8}}).verdict
     assert "faster than the memory allows" not in roomy
+    generate_only = dc.title_claim(noisy=[], generate_noisy=["batch 64 faster than 1"], **args)
+    assert TOO_NOISY not in generate_only.verdict and "6.0x is not judged" in generate_only.verdict
+    assert "at most by the memory roof: 1.4x with bf16 weights" in generate_only.verdict
+    both = dc.title_claim(noisy=["step"], generate_noisy=["generate"], **args).verdict
+    assert both == f"step; generate: {TOO_NOISY}"
 
 
 def test_weight_only_far_from_bf16_is_timed_and_says_so():

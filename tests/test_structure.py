@@ -122,7 +122,9 @@ def test_lesson_helpers_stay_small():
     # engine output, and 09's slot decoder takes its slot as a tensor (one compiled prefill).
     # 3,310: a noisy timing voids 01's and 03's verdicts only where it could change them; 06
     # names engines whose weights stayed 16-bit and judges SmoothQuant measure by measure.
-    assert lines <= 3310, f"helpers/ (without tools/) has {lines} lines"
+    # 3,340: 08's title verdict keeps the roof's bound when only generate's timings are
+    # noisy, and its launch verdict counts the eager step's whole host time beside the launches.
+    assert lines <= 3340, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
