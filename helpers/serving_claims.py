@@ -73,14 +73,20 @@ def beyond_limit(
     ]
 
 
-def utilization(busy: dict[str, float | None]) -> Verdict:
-    """NVML's busy shares per path; what they can and cannot say."""
+def utilization(busy: dict[str, float | None], naive: str | None = None) -> Verdict:
+    """NVML's busy shares per path; what they can and cannot say. ``naive`` names the path
+    that stands for the article's "PyTorch with naive batching" (its 60-70 %)."""
     known = {name: value for name, value in busy.items() if value is not None}
     if not known:
         return Verdict(UTILIZATION, "not measured here (no GPU counter)", "measure it on a GPU")
-    measured = ", ".join(f"{name} {value:.0f} %" for name, value in known.items())
+    measured = "; ".join(f"{name} {value:.0f} %" for name, value in known.items())
     busiest = max(known, key=known.get)
-    verdict = (
+    verdict = ""
+    if naive in known:
+        share = known[naive]
+        where = "below" if share < 60 else "within" if share <= 70 else "above"
+        verdict = f"{naive} (naive batching) {share:.0f} %, {where} the article's 60-70 %; "
+    verdict += (
         f"{busiest} kept the GPU busiest ({known[busiest]:.0f} %); NVML counts time with any "
         "kernel running, not how well the kernels use the GPU, so a busy share ranks no engine"
     )
@@ -96,16 +102,25 @@ def linear_4x() -> Verdict:
     )
 
 
-def paged(*, gain: float, gain_known: float, block_size: int) -> Verdict:
-    """Sequences a KV budget holds, paged against contiguous caches, on this mix."""
+def paged(
+    *, gain: float, gain_known: float, block_size: int, with_mask: float | None = None
+) -> Verdict:
+    """Sequences a KV budget holds, paged against contiguous caches, on this mix.
+
+    ``with_mask``: the gain once the library's dense attention mask shares the memory.
+    """
     measured = (
         f"arithmetic on this mix: blocks of {block_size} hold {gain:.1f}x the sequences of a "
         f"max-length contiguous cache ({gain_known:.1f}x against one sized to the mix's longest)"
     )
     where = "inside" if 2 <= gain <= 3 else "outside"
-    return Verdict(
-        PAGED,
-        measured,
-        f"{where} the article's 2-3x for this mix: the gap is the reserved length over the real "
-        "one, rounded up to whole blocks",
+    verdict = (
+        f"{where} the article's 2-3x for this mix, on KV bytes alone: the gap is the reserved "
+        "length over the real one, rounded up to whole blocks"
     )
+    if with_mask is not None:
+        measured += f"; {with_mask:.1f}x counting the batcher's dense mask beside its cache"
+        verdict += (
+            f"; counting the dense mask transformers' batcher keeps beside it, {with_mask:.1f}x"
+        )
+    return Verdict(PAGED, measured, verdict)

@@ -88,11 +88,9 @@ class SlotDecoder:
             keys, values = self.keys[index], self.values[index]
             keys[self.rows, :, positions] = k[:, :, 0]
             values[self.rows, :, positions] = v[:, :, 0]
-            # the query heads that share a key-value head as rows of its attention: the cache
-            # is read as stored, never copied out once per query head
-            rows = q.reshape(q.shape[0], keys.shape[1], -1, q.shape[-1])
-            out = scaled_dot_product_attention(rows, keys, values, attn_mask=visible)
-            return out.reshape(q.shape)  # the kernel picks its layout: reshape, not view
+            # enable_gqa: measured faster on an H200 (1.61 ms a step) than the query heads
+            # grouped as rows of their key-value head's attention (1.78 ms)
+            return scaled_dot_product_attention(q, keys, values, attn_mask=visible, enable_gqa=True)
 
         x = self.body.embed_tokens(tokens)
         return self._layers(x, positions[:, None], attend).argmax(-1, keepdim=True)

@@ -37,9 +37,15 @@ def test_utilization_names_the_busiest_and_what_busy_means():
     verdict = sc.utilization({"a": 20.0, "b": 90.0, "c": None})
     assert "b kept the GPU busiest (90 %)" in verdict.verdict and "c" not in verdict.measured
     assert "measure it" in sc.utilization({"a": None}).verdict
+    naive = sc.utilization({"generate": 20.0, "b": 90.0}, naive="generate").verdict
+    assert naive.startswith("generate (naive batching) 20 %, below the article's 60-70 %")
+    assert "within the article's" in sc.utilization({"g": 65.0}, naive="g").verdict
 
 
 def test_paged_inside_and_outside_the_range():
     assert "inside" in sc.paged(gain=2.5, gain_known=1.5, block_size=256).verdict
     assert "outside" in sc.paged(gain=5.0, gain_known=1.5, block_size=256).verdict
+    masked = sc.paged(gain=2.3, gain_known=1.9, block_size=256, with_mask=1.5)
+    assert "inside the article's 2-3x for this mix, on KV bytes alone" in masked.verdict
+    assert masked.verdict.endswith("beside it, 1.5x") and "1.5x counting" in masked.measured
     assert "1.7x" in sc.linear_4x().measured
