@@ -37,8 +37,8 @@ def launch_overhead(
 ) -> Verdict:
     """'hundreds of milliseconds' of launches per forward pass of an 80-layer model.
 
-    ``idle_per_layer_ms``, the eager step's idle time per layer, counts all host work
-    (Python dispatch included), not the launch calls alone.
+    ``idle_per_layer_ms``, the eager step's idle time per layer, counts the host's work and
+    the gaps it leaves (Python dispatch included), not the launch calls alone.
     """
     claim = "that adds up to hundreds of milliseconds of pure overhead per forward pass"
     if launches_per_layer is None or launch_us is None:
@@ -51,7 +51,10 @@ def launch_overhead(
     )
     host_ms = 80 * idle_per_layer_ms if idle_per_layer_ms is not None else 0.0
     if idle_per_layer_ms is not None:
-        measured += f"; the eager step's idle time, all host work, scales to {host_ms:.0f} ms"
+        measured += (
+            "; the eager step's idle time (the host's work and the gaps it leaves) scales to "
+            f"{host_ms:.0f} ms"
+        )
     if here_ms >= 200:
         verdict = "hundreds of ms, as claimed"
     elif worst_ms >= 200:
@@ -77,13 +80,13 @@ def bandwidth_share(*, eager_pct: float | None, best_pct: float | None, best_nam
     if eager_pct is None or best_pct is None:
         return Verdict(claim, NO_GPU, "measure it on a GPU")
     measured = (
-        f"Hugging Face generate {eager_pct:.0f} %, {best_name} {best_pct:.0f} % of the memory roof"
+        f"Hugging Face generate {eager_pct:.0f} %, {best_name} {best_pct:.1f} % of the memory roof"
     )
     raw = f"generate (raw PyTorch) is {_place(eager_pct)} the range at {eager_pct:.0f} %"
     if best_pct > 50:
-        verdict = f"PyTorch itself reaches {best_pct:.0f} % once the host is out of the way; {raw}"
+        verdict = f"PyTorch itself reaches {best_pct:.1f} % once the host is out of the way; {raw}"
     else:
-        verdict = f"{raw}, and {best_name} {_place(best_pct)} it at {best_pct:.0f} %"
+        verdict = f"{raw}, and {best_name} {_place(best_pct)} it at {best_pct:.1f} %"
     need = 18 * PARAMS_70B * 2 / 1e12
     verdict += (
         f"; the article's own 18 tokens/s on 70B in bfloat16 would read {need:.2f} TB/s, "
@@ -98,7 +101,11 @@ def pytorch_peak(*, best_tb_s: float | None, device_name: str) -> Verdict:
     claim = "PyTorch with FP16 typically peaks at 2.0 TB/s"
     if best_tb_s is None:
         return Verdict(claim, NO_GPU, "measure it on a GPU")
-    where = "on the article's GPU" if "H200" in device_name else "on this GPU and build"
+    where = (
+        "on an H200 (the GPU the article says it of)"
+        if "H200" in device_name
+        else "on this GPU and build"
+    )
     measured = f"best 16-bit PyTorch step here: {best_tb_s:.2f} TB/s of weights and cache read"
     if best_tb_s > 2.0 * 1.1:
         verdict = f"PyTorch went past 2.0 TB/s {where}"
@@ -232,7 +239,7 @@ def title_claim(
     measured = (
         f"{best_name} vs Hugging Face generate: {speedup:.1f}x end to end, "
         f"{decode_x:.1f}x in decode, "
-        f"at {roof_pct:.0f} % of the memory roof"
+        f"at {roof_pct:.1f} % of the memory roof"
     )
     if noisy:
         return Verdict(TITLE, measured, f"{'; '.join([*noisy, *generate_noisy])}: {TOO_NOISY}")

@@ -144,6 +144,15 @@ def test_fp32_claim_speed_and_arithmetic(kw, speed, arithmetic, memory):
     assert memory in verdict
 
 
+def test_fp32_claim_says_what_a_gain_without_tf32_gain_means():
+    common = dict(has_tf32=True, error_vs_floor=400, memory_ratio=1.0, memory_delta_mib=0.0)
+    host = claims.fp32_claim(strict_x=2.31, tf32_like_x=2.30, **common).verdict
+    assert claims.NOT_STRICT in host and "eager gains 1.00x from TF32" in host
+    assert "mostly host work removed, not faster arithmetic" in host
+    arithmetic = claims.fp32_claim(strict_x=3.0, tf32_like_x=2.0, **common).verdict
+    assert "host work" not in arithmetic  # eager gains 1.5x from TF32: arithmetic counts
+
+
 def test_fp32_claim_too_noisy_judges_no_speed():
     common = dict(
         has_tf32=True,

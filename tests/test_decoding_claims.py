@@ -28,12 +28,13 @@ def test_launch_overhead_branches():
 
 def test_bandwidth_share_branches():
     assert "measure it" in dc.bandwidth_share(eager_pct=None, best_pct=None, best_name="x").verdict
-    assert "reaches 69 %" in dc.bandwidth_share(eager_pct=10, best_pct=69, best_name="x").verdict
+    just_under = dc.bandwidth_share(eager_pct=10, best_pct=69.8, best_name="x").verdict
+    assert "reaches 69.8 %" in just_under  # one decimal: 69.8 must not read as 70
     assert (
         "is above the range" in dc.bandwidth_share(eager_pct=55, best_pct=69, best_name="x").verdict
     )
     low = dc.bandwidth_share(eager_pct=6, best_pct=47, best_name="x").verdict
-    assert "is below the range at 6 %" in low and "x within it at 47 %" in low
+    assert "is below the range at 6 %" in low and "x within it at 47.0 %" in low
     within = dc.bandwidth_share(eager_pct=42, best_pct=48, best_name="x").verdict
     assert "is within the range" in within and "76 % of an H100's" in within  # 18 x 141 GB
     assert "does not fit in one H100's memory" in within
@@ -41,7 +42,8 @@ def test_bandwidth_share_branches():
 
 def test_pytorch_peak_scope():
     assert (
-        "on the article's GPU" in dc.pytorch_peak(best_tb_s=2.9, device_name="NVIDIA H200").verdict
+        "on an H200 (the GPU the article says it of)"
+        in dc.pytorch_peak(best_tb_s=2.9, device_name="NVIDIA H200").verdict
     )
     assert "went past" in dc.pytorch_peak(best_tb_s=2.9, device_name="NVIDIA H200").verdict
     assert "this GPU and build" in dc.pytorch_peak(best_tb_s=0.2, device_name="Tesla T4").verdict

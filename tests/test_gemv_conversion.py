@@ -5,15 +5,16 @@ notebook and runs it byte by byte: every int8 value must come out exact."""
 import json
 import re
 import struct
-from pathlib import Path
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "08_llm_decoding.ipynb"
+from helpers.records import project_root
+
+NOTEBOOK = project_root() / "notebooks" / "08_llm_decoding.ipynb"
 
 
 def kernel_cell() -> str:
     """The conversion's cell and the kernel's, as one source."""
     cells = json.loads(NOTEBOOK.read_text())["cells"]
-    ids = ("int8-to-float", "triton-gemv")
+    ids = ("int8-to-float", "triton-gemv", "triton-gemv-call")
     return "".join("".join(c["source"]) for c in cells if c.get("id") in ids)
 
 
