@@ -49,8 +49,9 @@ def launch_overhead(
         f"{launches_per_layer:.0f} launches per layer; Llama 3.1 70B's 80 layers x that x "
         f"{launch_us:.1f} µs = {here_ms:.1f} ms (at the article's worst 20 µs: {worst_ms:.0f} ms)"
     )
-    host_ms = 80 * idle_per_layer_ms if idle_per_layer_ms is not None else 0.0
+    host_ms = 0.0
     if idle_per_layer_ms is not None:
+        host_ms = 80 * idle_per_layer_ms
         measured += (
             "; the eager step's idle time (the host's work and the gaps it leaves) scales to "
             f"{host_ms:.0f} ms"
