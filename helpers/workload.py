@@ -143,10 +143,25 @@ def in_local_cache(model_name: str) -> bool:
         return False
 
 
+def offline_decoder(model_name: str) -> bool:
+    """A decoder of the offline table: always its published config with random weights.
+
+    Decoding speed does not depend on the weights, and these hub ids are gated (a hub that
+    answers still refuses them without a token), so they never ask the hub.
+    """
+    family = OFFLINE_CONFIGS.get(canonical_name(model_name), ("",))[0]
+    return family == "llama" and local_folder(model_name) is None
+
+
 def weights_source(model_name: str) -> str:
-    """Where ``load_model`` will take the weights from, or why it cannot."""
+    """Where the weights come from, or why they cannot: the one place that decides it.
+
+    The parameter check and every loader ask this, so they cannot disagree.
+    """
     if local_folder(model_name) is not None:
         return "pretrained (local folder)"
+    if offline_decoder(model_name):
+        return WEIGHTS_RANDOM
     if hub_reachable():
         return "pretrained (hub)"
     if in_local_cache(model_name):
@@ -179,9 +194,23 @@ def load_config(model_name: str, source: str | None = None):
         return offline_config(model_name)
     from transformers import AutoConfig
 
-    return AutoConfig.from_pretrained(
-        weights_folder(model_name, source), local_files_only=source != "pretrained (hub)"
-    )
+    try:
+        return AutoConfig.from_pretrained(
+            weights_folder(model_name, source), local_files_only=source != "pretrained (hub)"
+        )
+    except OSError as error:  # gated, private, misspelt, or no config in the cache
+        raise ModelNotAvailableError(hub_refusal(model_name, error)) from None
+
+
+def hub_refusal(model_name: str, error: OSError) -> str:
+    """One line on why the hub gave no config, and what to pass or do instead."""
+    text = str(error)
+    if "gated" in text.lower() or "401" in text or "403" in text:
+        return (
+            f"{model_name!r} is gated on the hub: accept its licence on its page and log in "
+            "(`hf auth login`, or HF_TOKEN), or pass a local folder or an ungated model"
+        )
+    return f"the hub has no config for {model_name!r} ({text.splitlines()[0][:120]})"
 
 
 def max_sequence_length(config) -> int:
@@ -207,7 +236,7 @@ def load_model(model_name: str = "roberta-base", seed: int = 0) -> LoadedModel:
     """Load ``model_name`` (hub id or local folder) in eval mode, on the CPU."""
     from transformers import AutoModel, AutoTokenizer
 
-    if OFFLINE_CONFIGS.get(canonical_name(model_name), ("",))[0] == "llama":
+    if offline_decoder(model_name):
         raise ParameterError(
             f"{model_name} is a decoder: notebooks 08 and 10 take it, not an encoder's"
         )
@@ -272,10 +301,8 @@ TINY_DECODER = dict(
 
 
 def causal_lm_weights(model_name: str, *, tiny: bool = False) -> str:
-    """load_causal_lm's weights, for records: random for the offline table and tiny models."""
-    if tiny or canonical_name(model_name) in OFFLINE_CONFIGS:
-        return WEIGHTS_RANDOM
-    return weights_source(model_name)
+    """load_causal_lm's weights, for records: random for tiny models, else weights_source's."""
+    return WEIGHTS_RANDOM if tiny else weights_source(model_name)
 
 
 def load_causal_lm(
@@ -292,13 +319,10 @@ def load_causal_lm(
     (decoding speed does not depend on them); ``tiny`` keeps the vocabulary, shrinks the rest.
     Random weights are drawn on ``device`` directly: an 8B model drawn on a CPU takes minutes.
     """
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM
 
     weights = causal_lm_weights(model_name)
-    if weights == WEIGHTS_RANDOM:
-        config = offline_config(model_name)
-    else:
-        config = AutoConfig.from_pretrained(weights_folder(model_name, weights))
+    config = load_config(model_name, weights)
     if tiny:
         config = config.__class__(**{**config.to_dict(), **TINY_DECODER})
     if tiny or weights == WEIGHTS_RANDOM:

@@ -103,3 +103,41 @@ def test_a_decoder_is_built_offline_from_its_exact_config_and_shrinks_for_cpus()
 def test_an_encoder_notebook_given_a_decoder_says_so_in_one_line():
     with pytest.raises(ParameterError, match="is a decoder"):
         load_model("meta-llama/Llama-3.2-1B")
+
+
+def test_a_decoder_of_the_offline_table_never_asks_the_hub(monkeypatch):
+    """In Colab the hub answers, but meta-llama's ids are gated: the check must not ask it."""
+    from helpers import workload
+    from helpers.parameters import check_model
+
+    def no_hub(*args, **kwargs):
+        raise AssertionError("the hub was asked")
+
+    monkeypatch.setattr(workload, "hub_reachable", no_hub)
+    assert workload.weights_source("meta-llama/Llama-3.2-1B") == workload.WEIGHTS_RANDOM
+    assert check_model("meta-llama/Llama-3.2-1B", kind="decoder").num_hidden_layers == 16
+    assert workload.causal_lm_weights("meta-llama/Llama-3.1-8B") == workload.WEIGHTS_RANDOM
+
+
+def test_a_local_folder_named_like_an_offline_decoder_keeps_its_own_weights(tmp_path):
+    from helpers.workload import causal_lm_weights
+
+    folder = tmp_path / "Llama-3.2-1B"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    assert causal_lm_weights(str(folder)) == "pretrained (local folder)"
+
+
+def test_a_gated_hub_model_gets_one_line_on_logging_in(monkeypatch):
+    import transformers
+
+    from helpers import workload
+
+    def gated(*args, **kwargs):
+        raise OSError("You are trying to access a gated repo. 401 Client Error")
+
+    monkeypatch.setattr(workload, "hub_reachable", lambda: True)
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", gated)
+    with pytest.raises(ModelNotAvailableError, match="gated on the hub.*hf auth login") as error:
+        load_config("meta-llama/Llama-3.3-70B-Instruct")
+    assert "\n" not in str(error.value)
