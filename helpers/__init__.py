@@ -14,6 +14,7 @@ from helpers.accuracy import (
     compare_outputs,
     nearest_neighbour_agreement,
 )
+from helpers.compiled import NotCompiledError, expect_compiled
 from helpers.cuda_graphs import capture_cuda_graph
 from helpers.environment import (
     caveats,
@@ -30,7 +31,8 @@ from helpers.errors import (
     SeriesError,
     SkipStep,
 )
-from helpers.parameters import check_parameters
+from helpers.gpu import dtype_label, gpu_features
+from helpers.parameters import adjust, check_parameters
 from helpers.profiling import CallProfile, format_profile, profile_calls
 from helpers.records import output_path, save_record, workload_tag
 from helpers.results import PathResult, gate_and_time, results_table, speedup_range

@@ -159,10 +159,12 @@ def weight_only(
     agreement: float,
     cosine: float,
     min_cosine: float,
+    baseline: str = "bf16",
 ) -> Verdict:
-    """A weight-only path against bf16: bytes saved, speed gained, answers changed.
+    """A weight-only path against the 16-bit model: bytes saved, speed gained, answers changed.
 
-    ``speedup`` is None when its compiled step did not compute what its eager step does.
+    ``speedup`` is None when its compiled step did not compute what its eager step does;
+    ``baseline`` names the 16-bit dtype that ran (fp16 on a T4).
     """
     claims = {
         "fp8": (
@@ -178,12 +180,12 @@ def weight_only(
     }
     claim, quote = claims[precision]
     against_bf16 = (
-        f"top-1 agreement with bf16 {100 * agreement:.1f} %, logits cosine {cosine:.4f} on the "
-        f"first step, {min_cosine:.4f} at the lowest"
+        f"top-1 agreement with {baseline} {100 * agreement:.1f} %, logits cosine {cosine:.4f} "
+        f"on the first step, {min_cosine:.4f} at the lowest"
     )
     if speedup is None or roof_pct is None:
         measured = (
-            f"{path}: {precision} weights are {bytes_ratio:.2f}x bf16's bytes; {against_bf16}"
+            f"{path}: {precision} weights are {bytes_ratio:.2f}x {baseline}'s bytes; {against_bf16}"
         )
         verdict = (
             "not judged: its compiled step did not compute what its eager step does, "
@@ -191,8 +193,9 @@ def weight_only(
         )
         return Verdict(claim, measured, verdict, quote)
     measured = (
-        f"{path}: {precision} weights are {bytes_ratio:.2f}x bf16's bytes; the step decodes "
-        f"at {speedup:.2f}x bf16's tokens/s, {roof_pct:.0f} % of its own roof; {against_bf16}"
+        f"{path}: {precision} weights are {bytes_ratio:.2f}x {baseline}'s bytes; the step "
+        f"decodes at {speedup:.2f}x {baseline}'s tokens/s, {roof_pct:.0f} % of its own roof; "
+        f"{against_bf16}"
     )
     fewer = f"the bytes fell to {bytes_ratio:.2f}x"
     if speedup >= 0.9 / bytes_ratio:
@@ -215,9 +218,9 @@ def weight_only(
         )
     if min_cosine < CLOSE_TO_BF16:
         verdict += (
-            f"; its answers moved beyond a {CLOSE_TO_BF16} cosine from bf16's: the speed is this "
-            "path's, whether its answers would do is not known here (with random weights, this "
-            "run cannot tell whether a trained model would stay closer)"
+            f"; its answers moved beyond a {CLOSE_TO_BF16} cosine from {baseline}'s: the speed "
+            "is this path's, whether its answers would do is not known here (with random weights, "
+            "this run cannot tell whether a trained model would stay closer)"
         )
     return Verdict(claim, measured, verdict, quote=quote)
 

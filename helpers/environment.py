@@ -15,6 +15,7 @@ from importlib import metadata
 import torch
 
 from helpers.errors import DeviceUnavailableError
+from helpers.gpu import emulation_caveat, gpu_features
 from helpers.trt_compat import tensorrt_status
 
 #: Compute capabilities TensorRT-RTX lists as supported (Turing to Blackwell RTX GPUs).
@@ -68,7 +69,7 @@ def _cpu_name() -> str:
 
 def caveats(report: dict, weights: str | None = None, tensorrt: bool = True) -> list[str]:
     """What a reader must know before trusting this run's numbers (``tensorrt``: it runs any)."""
-    notes = []
+    notes = [report["emulated"]] if report.get("emulated") else []
     capability = report.get("compute_capability") if tensorrt else None
     if report.get("tensorrt_build") == "RTX" and capability not in (None, *RTX_SUPPORTED):
         notes.append(
@@ -115,6 +116,9 @@ def environment_report(device: torch.device | str = "auto") -> dict:
             driver=_nvidia_driver(),
             gpu_memory_gib=round(props.total_memory / 2**30, 1),
         )
+    features = gpu_features(device)
+    report["gpu_features"] = features.summary()
+    report["emulated"] = emulation_caveat(features)
     return report
 
 

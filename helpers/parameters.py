@@ -26,6 +26,21 @@ MODEL_KINDS = {
 }
 
 
+#: Parameters this notebook run changed for its machine: name -> given, used and why.
+ADJUSTED: dict[str, dict] = {}
+
+
+def adjust(name: str, given, used, why: str):
+    """``used`` in place of the given value on this machine, printed and recorded as changed.
+
+    A value changed without a word would make the saved parameters say what did not run.
+    """
+    if used != given:
+        ADJUSTED[name] = {"given": given, "used": used, "why": why}
+        print(f"{name}: {given!r} -> {used!r} ({why})")
+    return used
+
+
 def check_count(name: str, value, minimum: int) -> None:
     """A whole number >= minimum: papermill's -p turns '1.5' into a float, 'x' into text."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:

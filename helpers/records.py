@@ -68,12 +68,15 @@ def save_record(
     ``run_id`` comes from the series runner (``SERIES_RUN_ID``), so that a table built
     from records can tell runs apart; a notebook run by hand is its own run.
     """
+    from helpers.parameters import ADJUSTED  # values the notebook changed for its machine
+
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     record = {
         "notebook": notebook,
         "created_utc": created,
         "run_id": os.environ.get("SERIES_RUN_ID", f"interactive {created}"),
         "parameters": parameters,
+        "adjusted_parameters": dict(ADJUSTED),
         "environment": environment,
         "results": list(results),
         **extra,

@@ -1,0 +1,115 @@
+"""Every GPU choice the notebooks make, on a simulated T4, an H200, a CPU and an emulated T4."""
+
+import types
+
+import pytest
+import torch
+from torch.nn.attention import SDPBackend
+
+from helpers import gpu as gf
+from helpers.errors import ParameterError
+
+
+def simulate_gpu(monkeypatch, name: str, capability: tuple[int, int], memory_gib: float):
+    """Make torch report one GPU of this kind; is_bf16_supported answers as the real one does."""
+    props = types.SimpleNamespace(
+        name=name, major=capability[0], minor=capability[1], total_memory=int(memory_gib * 2**30)
+    )
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device=None: props)
+
+    def is_bf16_supported(including_emulation: bool = True) -> bool:
+        return capability >= (8, 0) or including_emulation  # a T4 emulates bf16
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", is_bf16_supported)
+    gf.gpu_features.cache_clear()
+    limits = []
+    monkeypatch.setattr(gf, "apply_limits", lambda *a, **k: limits.append((a, k)))
+    return limits
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache(monkeypatch):
+    monkeypatch.delenv(gf.EMULATE_VARIABLE, raising=False)
+    gf.gpu_features.cache_clear()
+    yield
+    gf.gpu_features.cache_clear()
+
+
+def test_a_t4_gets_fp16_and_none_of_the_ampere_features(monkeypatch):
+    simulate_gpu(monkeypatch, "Tesla T4", (7, 5), 14.7)
+    assert torch.cuda.is_bf16_supported()  # the trap: emulation counts by default
+    t4 = gf.gpu_features("cuda")
+    assert t4.decoder_dtype == torch.float16 and t4.half_dtype == torch.float16
+    assert not (t4.bf16 or t4.fp8 or t4.tf32 or t4.flash_attention or t4.cudnn_attention)
+    assert not t4.async_copy  # 08's GEMV keeps only one-stage configs: the rest compile alike
+    assert t4.small and t4.emulating is None
+    assert t4.sdpa_backends() == [SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    assert "16-bit work in fp16" in t4.summary() and "lacks bf16, cudnn, flash, fp8, tf32" in (
+        t4.summary()
+    )
+
+
+def test_an_h200_gets_bf16_fp8_tf32_and_fast_attention(monkeypatch):
+    simulate_gpu(monkeypatch, "NVIDIA H200", (9, 0), 139.8)
+    h200 = gf.gpu_features("cuda")
+    assert h200.decoder_dtype == torch.bfloat16
+    assert h200.bf16 and h200.fp8 and h200.tf32 and not h200.small
+    assert h200.sdpa_backends()[:2] == [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION]
+
+
+def test_an_a100_has_bf16_but_no_fp8(monkeypatch):
+    simulate_gpu(monkeypatch, "NVIDIA A100", (8, 0), 40.0)
+    a100 = gf.gpu_features("cuda")
+    assert a100.bf16 and a100.tf32 and not a100.fp8
+
+
+def test_a_cpu_runs_float32_with_plain_attention():
+    cpu = gf.gpu_features("cpu")
+    assert cpu.decoder_dtype == torch.float32 and not cpu.gpu and not cpu.small
+    assert cpu.sdpa_backends() == [SDPBackend.MATH]
+
+
+def test_emulating_a_t4_on_an_h200_describes_a_t4_and_applies_its_limits(monkeypatch):
+    limits = simulate_gpu(monkeypatch, "NVIDIA H200", (9, 0), 139.8)
+    monkeypatch.setenv(gf.EMULATE_VARIABLE, "t4")
+    t4 = gf.gpu_features("cuda")
+    assert t4.emulating == "t4" and t4.capability == (7, 5) and t4.memory_gib == 15.0
+    assert t4.decoder_dtype == torch.float16 and not t4.fp8 and t4.small
+    assert len(limits) == 1 and limits[0][1]["total_gib"] == pytest.approx(139.8)
+    assert t4.summary().startswith("EMULATED T4: NVIDIA H200 as a T4")
+    caveat = gf.emulation_caveat(t4)
+    assert "EMULATED" in caveat and "NVIDIA H200" in caveat and "not a T4's" in caveat
+    assert gf.emulation_caveat(gf.gpu_features("cpu")) is None
+
+
+def test_an_unknown_emulation_is_refused_in_one_line(monkeypatch):
+    simulate_gpu(monkeypatch, "NVIDIA H200", (9, 0), 139.8)
+    monkeypatch.setenv(gf.EMULATE_VARIABLE, "a100")
+    with pytest.raises(ParameterError, match="emulates only 't4'"):
+        gf.gpu_features("cuda")
+
+
+def test_apply_limits_caps_memory_and_turns_off_what_a_t4_lacks(monkeypatch):
+    calls = {}
+    monkeypatch.setattr(
+        torch.cuda, "set_per_process_memory_fraction", lambda f, d: calls.update(fraction=f)
+    )
+    monkeypatch.setattr(torch.backends.cuda, "enable_flash_sdp", lambda on: calls.update(f=on))
+    monkeypatch.setattr(torch.backends.cuda, "enable_cudnn_sdp", lambda on: calls.update(c=on))
+    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True  # cuBLAS' module cannot be monkeypatched
+    try:
+        gf.apply_limits(gf.t4_features("NVIDIA H200"), torch.device("cuda"), total_gib=150.0)
+        assert torch.backends.cuda.matmul.allow_tf32 is False
+        assert torch.backends.cudnn.allow_tf32 is False
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
+    assert calls == {"fraction": pytest.approx(0.1), "f": False, "c": False}
+
+
+def test_labels_name_the_dtype_that_ran():
+    assert [gf.dtype_label(d) for d in (torch.bfloat16, torch.float16, torch.float32)] == [
+        "bf16",
+        "fp16",
+        "fp32",
+    ]
