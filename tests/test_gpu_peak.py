@@ -1,31 +1,44 @@
-"""The runner's peak GPU memory, read from a fake driver."""
+"""The runner's GPU meter, read from a fake driver."""
 
 import time
 
-from helpers.tools.gpu_peak import PeakMemory
+import pytest
+import torch
+
+from helpers.tools.gpu_peak import GpuMeter, nvml_reader
 
 
-def test_the_peak_is_the_most_used_above_the_start():
-    readings = iter([1024.0, 2048.0, 9 * 1024.0, 3072.0])
-    last = [1024.0]
+def test_the_peak_is_the_most_used_above_the_start_and_busy_is_the_mean():
+    readings = iter([(1024.0, 0.0), (2048.0, 50.0), (9 * 1024.0, 100.0), (3072.0, 50.0)])
+    last = [(1024.0, 0.0)]
 
-    def read() -> float:
+    def read():
         last[0] = next(readings, last[0])
         return last[0]
 
-    with PeakMemory(read, interval_s=0.01) as peak:
-        time.sleep(0.1)
-    assert peak.gib == 8.0
+    with GpuMeter(read, interval_s=0.01) as meter:
+        time.sleep(0.2)
+    assert meter.peak_gib == 8.0
+    assert 0.4 < meter.busy_share < 0.6  # mostly the last reading, 50 %
 
 
-def test_no_gpu_gives_no_peak():
-    with PeakMemory(read=None) as peak:
+def test_no_gpu_gives_no_numbers():
+    if not torch.cuda.is_available():
+        assert nvml_reader() is None  # a machine without a GPU has no driver to read
+    with GpuMeter(read=None) as meter:
         pass
-    assert peak.gib is None
+    assert meter.peak_gib is None and meter.busy_share is None
 
-    def broken() -> float:
+    def broken():
         raise OSError("no driver")
 
-    with PeakMemory(broken, interval_s=0.01) as peak:
+    with GpuMeter(broken, interval_s=0.01) as meter:
         time.sleep(0.03)
-    assert peak.gib is None
+    assert meter.peak_gib is None
+
+
+@pytest.mark.parametrize("gib", [0.0, 14.99])
+def test_a_flat_reading_is_its_own_peak(gib):
+    with GpuMeter(lambda: (1024 * gib, 0.0), interval_s=0.01) as meter:
+        time.sleep(0.03)
+    assert meter.peak_gib == 0.0 and meter.busy_share == 0.0

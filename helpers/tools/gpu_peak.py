@@ -1,53 +1,65 @@
-"""The most GPU memory a notebook's run held, as the driver counts it.
+"""What a notebook's run asked of the GPU, as the driver counts it: peak memory, busy share.
 
 PyTorch's own statistics miss TensorRT's engines and contexts and any child process (cold
 starts, torchrun), and an emulated T4's 15 GiB must hold all of them. So the runner reads
-the device's used memory from NVML (nvidia-smi where the bindings are missing) every
-``interval_s`` while a notebook runs, and reports the peak above what was used before.
+the device's used memory and its busy share from NVML (nvidia-smi where the bindings are
+missing) every ``interval_s`` while a notebook runs. The busy share is what the estimate
+of a notebook's T4 time scales (notebooks/README.md says how).
 """
 
 from __future__ import annotations
 
+import statistics
 import subprocess
 import threading
 from collections.abc import Callable
 
+#: A reader returns (used MiB, busy percent) of one GPU.
+Reader = Callable[[], tuple[float, float]]
 
-def nvml_reader(index: int = 0) -> Callable[[], float] | None:
-    """A function returning GPU ``index``'s used memory in MiB, or None without a GPU."""
+
+def nvml_reader(index: int = 0) -> Reader | None:
+    """A function returning GPU ``index``'s (used MiB, busy %), or None without a GPU."""
     try:
         import pynvml
 
         pynvml.nvmlInit()
         handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-        return lambda: pynvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20
+        return lambda: (
+            pynvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20,
+            float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu),
+        )
     except Exception:  # no bindings, no driver: try the command line
         pass
-    command = ["nvidia-smi", f"--id={index}", "--query-gpu=memory.used", "--format=csv,noheader"]
+    query = "--query-gpu=memory.used,utilization.gpu"
+    command = ["nvidia-smi", f"--id={index}", query, "--format=csv,noheader,nounits"]
 
-    def from_smi() -> float:
+    def from_smi() -> tuple[float, float]:
         out = subprocess.run(command, capture_output=True, text=True, timeout=10).stdout
-        return float(out.split()[0])  # "1234 MiB"
+        used, busy = out.split(",")[:2]
+        return float(used), float(busy)
 
     try:
         from_smi()
-    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+    except (OSError, ValueError, subprocess.SubprocessError):
         return None
     return from_smi
 
 
-class PeakMemory:
-    """``with PeakMemory() as peak: ...``; then ``peak.gib``: the most used above the start.
+class GpuMeter:
+    """``with GpuMeter() as meter: ...``; then ``meter.peak_gib`` and ``meter.busy_share``.
 
-    ``peak.gib`` is None where no GPU can be read.
+    ``peak_gib`` is the most memory used above the start; both are None without a GPU.
     """
 
-    def __init__(self, read: Callable[[], float] | None | str = "nvml", interval_s: float = 0.2):
+    def __init__(self, read: Reader | None | str = "nvml", interval_s: float = 0.2):
         self.read = nvml_reader() if read == "nvml" else read
         self.interval_s = interval_s
-        self.gib: float | None = None
+        self.peak_gib: float | None = None
+        self.busy_share: float | None = None
         self._stop = threading.Event()
-        self._most = self._start = 0.0
+        self._start = self._most = 0.0
+        self._busy: list[float] = []
 
     def _poll(self) -> None:
         while not self._stop.wait(self.interval_s):
@@ -55,14 +67,16 @@ class PeakMemory:
 
     def _sample(self) -> None:
         try:
-            self._most = max(self._most, self.read())
+            used, busy = self.read()
         except Exception:  # a missed sample is not worth a failed run
-            pass
+            return
+        self._most = max(self._most, used)
+        self._busy.append(busy)
 
-    def __enter__(self) -> PeakMemory:
+    def __enter__(self) -> GpuMeter:
         try:
-            self._start = self._most = self.read() if self.read is not None else 0.0
-        except Exception:  # the driver went away: no peak, and no failed run
+            self._start = self._most = self.read()[0] if self.read is not None else 0.0
+        except Exception:  # the driver went away: no numbers, and no failed run
             self.read = None
         if self.read is not None:
             self._thread = threading.Thread(target=self._poll, daemon=True)
@@ -70,8 +84,10 @@ class PeakMemory:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.read is not None:
-            self._stop.set()
-            self._thread.join()
-            self._sample()
-            self.gib = round((self._most - self._start) / 1024, 2)
+        if self.read is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        self.peak_gib = round((self._most - self._start) / 1024, 2)
+        self.busy_share = round(statistics.fmean(self._busy) / 100, 3) if self._busy else None
