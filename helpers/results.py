@@ -54,11 +54,8 @@ def _judge(
     tolerance: tuple[float, float] | None,
     precision: torch.dtype | None = None,
 ) -> tuple[OutputDiff, str]:
-    """The output's difference from the reference, and why it fails the gate ('' if not).
-
-    The gate is that of ``precision`` (the dtype the path was asked for) where given, else
-    that of the output's dtype.
-    """
+    """The output's difference from the reference, and why it fails the gate ('' if not):
+    the gate of ``precision`` (the dtype the path was asked for), else of the output's."""
     diff = compare_outputs(reference, output, threshold, attention_mask)
     try:
         check_accuracy(diff, precision or output.dtype, label, tolerance)
@@ -167,10 +164,9 @@ def gate_and_time(
 
     ``references`` and ``tolerances`` give a candidate its own reference and gate by name
     (a quantized engine against its simulated model, say); the others use ``reference``
-    and the gate of their output dtype. ``precisions`` names the dtype a candidate was asked
-    for (``settings.dtype``): its gate then judges it whatever dtype it returns, since an
-    engine asked for FP16 may hand back FP32 tensors (a weakly typed build given an FP32
-    model) and must not be held to FP32's tolerance.
+    and the gate of their output dtype. ``precisions`` gives the dtype a candidate was asked
+    for (``settings.dtype``), whose gate judges it whatever it returns: an engine asked for
+    FP16 may hand back FP32 tensors and must not be held to FP32's tolerance.
 
     The first call is gated, and so is a settled call after the warm-up and another after
     the timed calls (``settled_diff``): a path wrong once settled is "wrong" and keeps no

@@ -52,9 +52,7 @@ class TensorRTSettings:
     cast_model_to: torch.dtype | None  # cast the model to this dtype first, if set
     kwargs: dict = field(default_factory=dict)  # extra keyword arguments for compile
     why: str = ""
-    # The precision asked for: the gate judges the engine at this dtype's tolerance, even
-    # where the engine hands back tensors of another dtype.
-    dtype: torch.dtype = torch.float32
+    dtype: torch.dtype = torch.float32  # the precision asked for: the gate judges at its tolerance
 
     def __str__(self) -> str:
         cast = f"cast the model to {self.cast_model_to}" if self.cast_model_to else "no cast"
@@ -125,15 +123,6 @@ def setting_names(torch_tensorrt) -> frozenset[str]:
     return frozenset(f.name for f in dataclasses.fields(settings))
 
 
-def weakly_typed(version: str, rtx: bool) -> bool:
-    """True where TensorRT may choose kernel precisions itself: regular builds up to 2.9.
-
-    2.8 and 2.9 default ``use_explicit_typing`` to False; 2.10 defaults it to True, 2.13
-    removes the setting (always strongly typed), and the RTX build is always strongly typed.
-    """
-    return not rtx and Version(version).release[:2] < (2, 10)
-
-
 def settings_for(
     precision: str,
     *,
@@ -147,8 +136,9 @@ def settings_for(
 
     * FP16 means casting the model to FP16 before compiling, on every generation: the
       engine then computes in FP16 and hands back FP16 tensors, whatever the typing.
-    * <= 2.9, regular TensorRT: weakly typed; ``enabled_precisions={torch.float16}`` also
-      lets TensorRT keep FP16 kernels for the cast model (without it, it may pick FP32).
+    * <= 2.9, regular TensorRT: weakly typed (``use_explicit_typing`` False by default);
+      ``enabled_precisions={torch.float16}`` lets TensorRT keep FP16 kernels for the cast
+      model (without it, it may pick FP32).
     * 2.10-2.12 and every RTX build: strongly typed (``use_explicit_typing=True``, which
       rejects an FP16 ``enabled_precisions``); 2.13 has neither setting and is always
       strongly typed. FP32 engines may still use TF32 unless ``disable_tf32=True``.
@@ -162,7 +152,7 @@ def settings_for(
     dtype = PRECISION_DTYPES[check_precision(precision)]
     cast = torch.float16 if precision == "fp16" else None
     kwargs: dict = {}
-    if weakly_typed(version, rtx):
+    if not rtx and Version(version).release[:2] < (2, 10):  # weakly typed
         kwargs["enabled_precisions"] = {dtype}
         why = "weakly typed: enabled_precisions lets TensorRT keep the model's precision"
     else:
