@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from helpers.errors import AccuracyError
 
-#: Gate per output dtype: (max abs diff, min cosine similarity) against eager FP32.
+#: Gate per precision: (max abs diff, min cosine similarity) against eager FP32.
 TOLERANCES = {torch.float32: (1e-2, 0.9999), torch.float16: (1e-1, 0.999)}
 TOLERANCES[torch.bfloat16] = (2e-1, 0.995)
 
@@ -74,10 +74,12 @@ def check_accuracy(
     name: str = "compiled model",
     tolerance: tuple[float, float] | None = None,
 ) -> None:
-    """Raise AccuracyError if ``diff`` is beyond the gate for outputs of ``dtype``.
+    """Raise AccuracyError if ``diff`` is beyond the gate of ``dtype``.
 
-    ``tolerance`` (max abs diff, min cosine) replaces the dtype's gate, e.g. for a quantized
-    engine judged against its own simulated model.
+    ``dtype`` is the precision the path was asked for, which is its output's dtype unless an
+    engine returns another (an FP16 engine may hand back FP32 tensors). ``tolerance`` (max
+    abs diff, min cosine) replaces the dtype's gate, e.g. for a quantized engine judged
+    against its own simulated model.
     """
     max_abs, min_cosine = tolerance or TOLERANCES.get(dtype, TOLERANCES[torch.float32])
     problems = []

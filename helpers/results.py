@@ -52,11 +52,13 @@ def _judge(
     threshold: float,
     attention_mask: torch.Tensor | None,
     tolerance: tuple[float, float] | None,
+    precision: torch.dtype | None = None,
 ) -> tuple[OutputDiff, str]:
-    """The output's difference from the reference, and why it fails the gate ('' if not)."""
+    """The output's difference from the reference, and why it fails the gate ('' if not):
+    the gate of ``precision`` (the dtype the path was asked for), else of the output's."""
     diff = compare_outputs(reference, output, threshold, attention_mask)
     try:
-        check_accuracy(diff, output.dtype, label, tolerance)
+        check_accuracy(diff, precision or output.dtype, label, tolerance)
     except AccuracyError as error:
         return diff, str(error)
     return diff, ""
@@ -71,6 +73,7 @@ def _gate(
     threshold: float,
     attention_mask: torch.Tensor | None,
     tolerance: tuple[float, float] | None = None,
+    precision: torch.dtype | None = None,
 ) -> PathResult:
     """First call (timed, it is the cold one for a fresh path), then the accuracy gate."""
     device = inputs[0].device
@@ -95,6 +98,7 @@ def _gate(
         threshold=threshold,
         attention_mask=attention_mask,
         tolerance=tolerance,
+        precision=precision,
     )
     return PathResult(
         name,
@@ -117,6 +121,7 @@ def _check_settled(
     attention_mask: torch.Tensor | None,
     tolerance: tuple[float, float] | None,
     when: str,
+    precision: torch.dtype | None = None,
 ) -> bool:
     """Gate a warm call: a build may run other kernels once it has specialised (notebook 04)."""
     with torch.inference_mode():
@@ -128,6 +133,7 @@ def _check_settled(
         threshold=threshold,
         attention_mask=attention_mask,
         tolerance=tolerance,
+        precision=precision,
     )
     result.settled_diff = diff
     if wrong:
@@ -152,12 +158,15 @@ def gate_and_time(
     attention_mask: torch.Tensor | None = None,
     references: dict[str, torch.Tensor] | None = None,
     tolerances: dict[str, tuple[float, float]] | None = None,
+    precisions: dict[str, torch.dtype] | None = None,
 ) -> list[PathResult]:
     """Gate every candidate against ``reference``, then time the correct ones in rounds.
 
     ``references`` and ``tolerances`` give a candidate its own reference and gate by name
     (a quantized engine against its simulated model, say); the others use ``reference``
-    and the gate of their output dtype.
+    and the gate of their output dtype. ``precisions`` gives the dtype a candidate was asked
+    for (``settings.dtype``), whose gate judges it whatever it returns: an engine asked for
+    FP16 may hand back FP32 tensors and must not be held to FP32's tolerance.
 
     The first call is gated, and so is a settled call after the warm-up and another after
     the timed calls (``settled_diff``): a path wrong once settled is "wrong" and keeps no
@@ -179,6 +188,7 @@ def gate_and_time(
                 threshold=threshold,
                 attention_mask=attention_mask,
                 tolerance=(tolerances or {}).get(name),
+                precision=(precisions or {}).get(name),
             )
             results[name] = _gate(name, candidate, **gates[name])
             if results[name].status == "ok":

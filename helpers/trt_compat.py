@@ -21,6 +21,8 @@ from packaging.version import Version
 from helpers.errors import ParameterError, SkipStep
 
 PRECISIONS = ("fp32", "fp16")
+#: The dtype each precision asks for: the model's dtype, and the accuracy gate's.
+PRECISION_DTYPES = {"fp32": torch.float32, "fp16": torch.float16}
 
 
 def check_precision(precision: str) -> str:
@@ -50,6 +52,7 @@ class TensorRTSettings:
     cast_model_to: torch.dtype | None  # cast the model to this dtype first, if set
     kwargs: dict = field(default_factory=dict)  # extra keyword arguments for compile
     why: str = ""
+    dtype: torch.dtype = torch.float32  # the precision asked for: the gate judges at its tolerance
 
     def __str__(self) -> str:
         cast = f"cast the model to {self.cast_model_to}" if self.cast_model_to else "no cast"
@@ -131,12 +134,14 @@ def settings_for(
 ) -> TensorRTSettings:
     """Translate 'fp16'/'fp32' into what one Torch-TensorRT generation expects.
 
-    * <= 2.9, regular TensorRT: weakly typed; ``enabled_precisions`` lets TensorRT pick
-      FP16 kernels inside an FP32 model.
-    * 2.10-2.12 (``use_explicit_typing=True`` by default), >= 2.13 and every RTX build:
-      strongly typed; ``enabled_precisions`` is ignored or rejected, so FP16 means casting
-      the model to FP16 before compiling. FP32 engines may still use TF32 unless
-      ``disable_tf32=True``.
+    * FP16 means casting the model to FP16 before compiling, on every generation: the
+      engine then computes in FP16 and hands back FP16 tensors, whatever the typing.
+    * <= 2.9, regular TensorRT: weakly typed (``use_explicit_typing`` False by default);
+      ``enabled_precisions={torch.float16}`` lets TensorRT keep FP16 kernels for the cast
+      model (without it, it may pick FP32).
+    * 2.10-2.12 and every RTX build: strongly typed (``use_explicit_typing=True``, which
+      rejects an FP16 ``enabled_precisions``); 2.13 has neither setting and is always
+      strongly typed. FP32 engines may still use TF32 unless ``disable_tf32=True``.
     * ``attn_bias_is_causal`` (from 2.11) defaults to True, which replaces an encoder's
       padding mask with a causal one; it is passed as False unless ``causal``.
     * ``static_shape`` on the RTX build: an engine whose attention is TensorRT's attention
@@ -144,25 +149,23 @@ def settings_for(
       it), so ``decompose_attention=True`` builds attention from matrix products and a
       softmax, as an ONNX export does, where the setting exists.
     """
-    check_precision(precision)
+    dtype = PRECISION_DTYPES[check_precision(precision)]
+    cast = torch.float16 if precision == "fp16" else None
     kwargs: dict = {}
-    strongly_typed = rtx or Version(version).release[:2] >= (2, 10)
-    if strongly_typed:
-        cast = torch.float16 if precision == "fp16" else None
+    if not rtx and Version(version).release[:2] < (2, 10):  # weakly typed
+        kwargs["enabled_precisions"] = {dtype}
+        why = "weakly typed: enabled_precisions lets TensorRT keep the model's precision"
+    else:
         why = "strongly typed: the engine computes in the dtypes of the model it is given"
         if "use_explicit_typing" in names:
             kwargs["use_explicit_typing"] = True
-    else:
-        cast = None
-        kwargs["enabled_precisions"] = {torch.float16 if precision == "fp16" else torch.float32}
-        why = "weakly typed: enabled_precisions lets TensorRT choose lower-precision kernels"
     if "attn_bias_is_causal" in names:
         kwargs["attn_bias_is_causal"] = causal
         why += "; attn_bias_is_causal must be False for an encoder's padding mask"
     if static_shape and rtx and "decompose_attention" in names:
         kwargs["decompose_attention"] = True
         why += "; decompose_attention=True: the attention layer hangs at a static shape on RTX"
-    return TensorRTSettings(cast_model_to=cast, kwargs=kwargs, why=why)
+    return TensorRTSettings(cast_model_to=cast, kwargs=kwargs, why=why, dtype=dtype)
 
 
 def tensorrt_settings(

@@ -153,6 +153,52 @@ def test_a_candidate_can_have_its_own_reference_and_gate():
     assert gate({"engine": lambda t: coarse + 0.5})[0].status == "wrong"
 
 
+def test_the_gate_follows_the_precision_asked_for_not_the_output_dtype():
+    x = torch.linspace(1.0, 2.0, 32).reshape(4, 8)
+
+    def fp16_engine_with_fp32_outputs(t):  # a weakly typed build given an FP32 model
+        return t + 0.05  # FP16-sized error, FP32 tensors
+
+    def gate(precisions=None):
+        (result,) = gate_and_time(
+            {"engine": fp16_engine_with_fp32_outputs},
+            [x],
+            reference=x,
+            precisions=precisions,
+            warmup=1,
+            iterations=2,
+        )
+        return result
+
+    assert gate().status == "wrong" and "WRONG" in gate().reason  # FP32's gate: 0.01
+    asked_fp16 = gate({"engine": torch.float16})
+    assert asked_fp16.status == "ok" and asked_fp16.latency is not None  # settled calls too
+    assert asked_fp16.output_dtype == "float32"
+    assert gate({"other": torch.float16}).status == "wrong"  # only the named candidate
+
+
+def test_an_engine_asked_for_fp32_is_held_to_fp32_whatever_it_returns():
+    x = torch.linspace(1.0, 2.0, 32).reshape(4, 8)
+    (result,) = gate_and_time(
+        {"engine": lambda t: (t + 0.05).half()},
+        [x],
+        reference=x,
+        precisions={"engine": torch.float32},
+        warmup=1,
+        iterations=2,
+    )
+    assert result.status == "wrong" and "0.01" in result.reason
+
+
+def test_settings_name_the_dtype_their_engine_is_gated_at():
+    from helpers.trt_compat import settings_for
+
+    for version, rtx in (("2.9.0", False), ("2.12.0", False), ("2.11.0", True)):
+        for precision, dtype in (("fp16", torch.float16), ("fp32", torch.float32)):
+            settings = settings_for(precision, version=version, rtx=rtx, names=frozenset())
+            assert settings.dtype == dtype
+
+
 def test_the_rtx_caveat_is_only_for_notebooks_that_run_engines_on_an_unlisted_gpu():
     from helpers.environment import caveats
 

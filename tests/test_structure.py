@@ -127,8 +127,10 @@ def test_lesson_helpers_stay_small():
     # noisy, and its launch verdict counts the eager step's whole host time beside the launches;
     # 3,350: 09's utilization verdict tests the article's 60-70 % on naive batching;
     # 3,360: 03's noise-proof speed verdict keeps the no-strict-FP32 case apart;
-    # 3,370: 09's paged verdict counts the library's dense mask beside its cache.
-    assert lines <= 3370, f"helpers/ (without tools/) has {lines} lines"
+    # 3,370: 09's paged verdict counts the library's dense mask beside its cache;
+    # 3,385: gate_and_time judges a path at the precision it was asked for (precisions=),
+    # since a weakly typed Torch-TensorRT's FP16 engine can hand back FP32 tensors.
+    assert lines <= 3385, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(

@@ -27,25 +27,40 @@ def fake_torch_tensorrt(version: str, fields: dict, rtx: bool = False) -> types.
     return module
 
 
+#: CompilationSettings fields (with defaults) that decide precision, as each release has them
+#: in py/torch_tensorrt/dynamo/_settings.py and _defaults.py (tags v2.8.0 ... v2.13.0).
+WEAKLY_TYPED = {"enabled_precisions": {torch.float32}, "use_explicit_typing": False}
+EXPLICIT = {"enabled_precisions": {torch.float32}, "use_explicit_typing": True}  # 2.10 on
+ATTENTION = {"decompose_attention": False, "attn_bias_is_causal": True}  # 2.11 on
+
 #: (version, rtx, CompilationSettings fields with their defaults) per API generation.
 GENERATIONS = {
-    "2.9": (
-        "2.9.0+cu128",
-        False,
-        {"enabled_precisions": {torch.float32}, "use_explicit_typing": False},
-    ),
-    "2.10": ("2.10.0", False, {"enabled_precisions": set(), "use_explicit_typing": True}),
-    "2.12": (
-        "2.12.1",
-        False,
-        {"enabled_precisions": set(), "use_explicit_typing": True, "attn_bias_is_causal": True},
-    ),
-    "2.13": ("2.13.0", False, {"enabled_precisions": set(), "attn_bias_is_causal": True}),
-    "rtx": (
-        "2.11.0",
-        True,
-        {"enabled_precisions": set(), "use_explicit_typing": True, "attn_bias_is_causal": True},
-    ),
+    "2.8": ("2.8.0+cu128", False, WEAKLY_TYPED),
+    "2.9": ("2.9.0+cu128", False, WEAKLY_TYPED),
+    "2.10": ("2.10.0", False, EXPLICIT),
+    "2.11": ("2.11.0+cu130", False, {**EXPLICIT, **ATTENTION}),
+    "2.12": ("2.12.1", False, {**EXPLICIT, **ATTENTION}),
+    "2.13": ("2.13.0", False, ATTENTION),  # both typing settings removed (pytorch/TensorRT#4195)
+    "rtx": ("2.11.0", True, {**EXPLICIT, **ATTENTION}),  # the TensorRT-RTX build of 2.11
+}
+
+NO_CAUSAL = {"attn_bias_is_causal": False}  # an encoder's padding mask, where the setting exists
+#: What settings_for asks of each generation at a dynamic shape: {precision: kwargs}.
+#: Every generation casts the model to FP16 for fp16 and leaves it FP32 for fp32.
+KWARGS = {
+    "2.8": {
+        "fp16": {"enabled_precisions": {torch.float16}},
+        "fp32": {"enabled_precisions": {torch.float32}},
+    },
+    "2.9": {
+        "fp16": {"enabled_precisions": {torch.float16}},
+        "fp32": {"enabled_precisions": {torch.float32}},
+    },
+    "2.10": dict.fromkeys(("fp16", "fp32"), {"use_explicit_typing": True}),
+    "2.11": dict.fromkeys(("fp16", "fp32"), {"use_explicit_typing": True, **NO_CAUSAL}),
+    "2.12": dict.fromkeys(("fp16", "fp32"), {"use_explicit_typing": True, **NO_CAUSAL}),
+    "2.13": dict.fromkeys(("fp16", "fp32"), NO_CAUSAL),
+    "rtx": dict.fromkeys(("fp16", "fp32"), {"use_explicit_typing": True, **NO_CAUSAL}),
 }
 
 
@@ -65,23 +80,66 @@ def installed(monkeypatch):
     tensorrt_status.cache_clear()
 
 
+def check_as_compile_would(module: types.ModuleType, kwargs: dict) -> None:
+    """Raise where that version's dynamo.compile would: TypeError on a keyword it lacks,
+    AssertionError on an FP16 enabled_precisions with use_explicit_typing=True (2.10-2.12,
+    pytorch/TensorRT#4070)."""
+    settings = module.dynamo.CompilationSettings(**kwargs)
+    explicit = getattr(settings, "use_explicit_typing", False)
+    if explicit and getattr(settings, "enabled_precisions", {torch.float32}) != {torch.float32}:
+        raise AssertionError("enabled_precisions should not be used when use_explicit_typing=True")
+
+
 @pytest.mark.parametrize("generation", list(GENERATIONS))
 @pytest.mark.parametrize("precision", ["fp16", "fp32"])
-def test_every_keyword_is_a_setting_of_that_version(installed, generation, precision):
+@pytest.mark.parametrize("static_shape", [False, True])
+def test_every_keyword_is_a_setting_of_that_version(installed, generation, precision, static_shape):
     module = installed(generation)
-    settings = tensorrt_settings(precision)
+    settings = tensorrt_settings(precision, static_shape=static_shape)
     module.dynamo.CompilationSettings(**settings.kwargs)  # raises TypeError on an unknown keyword
+    check_as_compile_would(module, settings.kwargs)
     assert tensorrt_status().build == ("RTX" if generation == "rtx" else "regular")
 
 
-def test_weakly_typed_versions_use_enabled_precisions_on_the_fp32_model(installed):
-    installed("2.9")
+@pytest.mark.parametrize("generation", list(GENERATIONS))
+@pytest.mark.parametrize("precision", ["fp16", "fp32"])
+def test_each_generation_gets_its_cast_and_keywords(installed, generation, precision):
+    installed(generation)
+    settings = tensorrt_settings(precision)
+    assert settings.cast_model_to == (torch.float16 if precision == "fp16" else None)
+    assert settings.kwargs == KWARGS[generation][precision]
+    assert settings.dtype == {"fp16": torch.float16, "fp32": torch.float32}[precision]
+
+
+@pytest.mark.parametrize("generation", list(GENERATIONS))
+@pytest.mark.parametrize("precision", ["fp16", "fp32"])
+def test_a_static_shape_changes_only_the_rtx_build(installed, generation, precision):
+    installed(generation)
+    static = tensorrt_settings(precision, static_shape=True)
+    added = {"decompose_attention": True} if generation == "rtx" else {}
+    assert static.kwargs == {**KWARGS[generation][precision], **added}
+    assert static.cast_model_to == tensorrt_settings(precision).cast_model_to
+
+
+def test_the_fake_compile_rejects_fp16_precisions_with_explicit_typing(installed):
+    module = installed("2.10")
+    with pytest.raises(AssertionError, match="use_explicit_typing=True"):
+        check_as_compile_would(
+            module, {"use_explicit_typing": True, "enabled_precisions": {torch.float16}}
+        )
+
+
+@pytest.mark.parametrize("generation", ["2.8", "2.9"])
+def test_weakly_typed_versions_cast_the_model_and_pass_enabled_precisions(installed, generation):
+    installed(generation)
     settings = tensorrt_settings("fp16")
-    assert settings.cast_model_to is None
+    # FP32 model + enabled_precisions returned FP32 tensors, judged at FP32's tolerance
+    assert settings.cast_model_to == torch.float16
     assert settings.kwargs == {"enabled_precisions": {torch.float16}}
+    assert "use_explicit_typing" not in settings.kwargs  # False by default there
 
 
-@pytest.mark.parametrize("generation", ["2.10", "2.12", "2.13", "rtx"])
+@pytest.mark.parametrize("generation", ["2.10", "2.11", "2.12", "2.13", "rtx"])
 def test_strongly_typed_versions_cast_the_model_and_never_pass_enabled_precisions(
     installed, generation
 ):
@@ -92,15 +150,22 @@ def test_strongly_typed_versions_cast_the_model_and_never_pass_enabled_precision
     assert tensorrt_settings("fp32").cast_model_to is None
 
 
-@pytest.mark.parametrize("generation", ["2.12", "2.13", "rtx"])
+def test_2_13_has_no_typing_setting_to_pass(installed):
+    installed("2.13")
+    assert "use_explicit_typing" not in tensorrt_settings("fp16").kwargs
+    assert "strongly typed" in tensorrt_settings("fp16").why
+
+
+@pytest.mark.parametrize("generation", ["2.11", "2.12", "2.13", "rtx"])
 def test_the_padding_mask_fix_is_passed_where_the_setting_exists(installed, generation):
     installed(generation)
     assert tensorrt_settings("fp16").kwargs["attn_bias_is_causal"] is False
     assert tensorrt_settings("fp32", causal=True).kwargs["attn_bias_is_causal"] is True
 
 
-def test_versions_without_the_setting_do_not_get_it(installed):
-    installed("2.10")
+@pytest.mark.parametrize("generation", ["2.8", "2.9", "2.10"])
+def test_versions_without_the_setting_do_not_get_it(installed, generation):
+    installed(generation)
     assert "attn_bias_is_causal" not in tensorrt_settings("fp16").kwargs
 
 
