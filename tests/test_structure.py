@@ -129,8 +129,12 @@ def test_lesson_helpers_stay_small():
     # 3,360: 03's noise-proof speed verdict keeps the no-strict-FP32 case apart;
     # 3,370: 09's paged verdict counts the library's dense mask beside its cache;
     # 3,385: gate_and_time judges a path at the precision it was asked for (precisions=),
-    # since a weakly typed Torch-TensorRT's FP16 engine can hand back FP32 tensors.
-    assert lines <= 3385, f"helpers/ (without tools/) has {lines} lines"
+    # since a weakly typed Torch-TensorRT's FP16 engine can hand back FP32 tensors;
+    # 3,680: Colab's T4 first: one description of the GPU and its emulation (helpers/gpu.py),
+    # the check that a compiled step compiled (helpers/compiled.py), values changed for the
+    # machine printed and recorded, the model's source decided in one place, and strict FP32
+    # engines on a GPU without TF32.
+    assert lines <= 3680, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
