@@ -30,6 +30,7 @@ from helpers.errors import (
     SeriesError,
     SkipStep,
 )
+from helpers.notebook_checks import check_notebook_values
 from helpers.parameters import check_parameters
 from helpers.profiling import CallProfile, format_profile, profile_calls
 from helpers.records import output_path, save_record, workload_tag

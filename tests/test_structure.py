@@ -127,8 +127,10 @@ def test_lesson_helpers_stay_small():
     # noisy, and its launch verdict counts the eager step's whole host time beside the launches;
     # 3,350: 09's utilization verdict tests the article's 60-70 % on naive batching;
     # 3,360: 03's noise-proof speed verdict keeps the no-strict-FP32 case apart;
-    # 3,370: 09's paged verdict counts the library's dense mask beside its cache.
-    assert lines <= 3370, f"helpers/ (without tools/) has {lines} lines"
+    # 3,370: 09's paged verdict counts the library's dense mask beside its cache;
+    # 3,530: each notebook's own parameter rules in one module (notebook_checks.py), which
+    # its first cell and the series runner share, so the runner refuses what a notebook would.
+    assert lines <= 3530, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
