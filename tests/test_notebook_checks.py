@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+import torch
 
 from helpers.errors import ParameterError
 from helpers.notebook_checks import check_arguments, check_notebook, check_notebook_values
@@ -46,6 +47,8 @@ def test_a_notebook_passes_its_globals_and_a_notebook_without_rules_passes():
     names = {**DEFAULTS["08"], "h": object(), "torch": object()}  # what globals() holds
     check_notebook_values("08", names)
     check_notebook_values("01", {})
+    # 10 calls it after check_parameters, which turned device into a torch.device
+    check_notebook_values("10", {**DEFAULTS["10"], "device": torch.device("cpu")})
 
 
 def test_serving_checks_its_longest_request_at_the_size_it_will_run():
