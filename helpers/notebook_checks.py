@@ -22,6 +22,7 @@ from helpers.parameters import (
     check_fits_one_gpu,
     check_parameters,
 )
+from helpers.workload import TINY_DECODER, load_config
 
 #: Notebooks that decode with a causal LM; the others run an encoder.
 DECODER_NOTEBOOKS = ("08", "09", "10")
@@ -85,8 +86,6 @@ def _serving(values: Mapping) -> None:
 
 def _tensor_parallel(values: Mapping) -> None:
     """10: the processes must split the model's key-value heads evenly."""
-    from helpers.workload import TINY_DECODER, load_config
-
     check_choice("size", values["size"], SIZES)
     check_count("new_tokens", values["new_tokens"], 2)
     check_counts("batch_sizes", values["batch_sizes"])

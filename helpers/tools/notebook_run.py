@@ -20,8 +20,6 @@ from pathlib import Path
 #: Kineto (torch.profiler) prints "USDT: ... profiler_start/stop" at its top level, 5,
 #: whatever its level below that; 6 keeps those lines out of the terminal and the outputs.
 QUIET_KINETO = "6"
-#: What a run's notebook is called beside the good one, by how the run ended.
-OUTCOMES = ("running", "failed", "interrupted")
 #: Set by Ctrl-C during a notebook, before its KeyboardInterrupt reaches papermill.
 CTRL_C = threading.Event()
 
