@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 
 #: What the series runner sets for its kernels; a test that leaks one mislabels later runs.
-RUNNER_VARIABLES = ("SERIES_RUN_ID", "PYTHONPATH")
+RUNNER_VARIABLES = ("SERIES_RUN_ID", "PYTHONPATH", "KINETO_LOG_LEVEL")
 SCRATCH = pytest.StashKey[Path]()  # the session's temporary folder
 RUNS = pytest.StashKey[dict]()  # runs/ as the session found it
 VARIABLES = pytest.StashKey[dict]()  # RUNNER_VARIABLES as the session found them
+#: A series run that failed or was interrupted, kept beside a notebook: not a lesson to test.
+collect_ignore_glob = [f"notebooks/*.{end}.ipynb" for end in ("running", "failed", "interrupted")]
 
 
 def snapshot(folder: Path) -> dict[str, tuple[int, int]]:

@@ -82,12 +82,16 @@ def recorded(tmp_path, monkeypatch):
         return ""  # no error
 
     monkeypatch.setattr(series, "execute", execute)
+    monkeypatch.setattr(series, "publish_refusal", lambda: None)  # as on the GPU machine
     return ran
 
 
 #: README commands that run elsewhere, and where.
 ELSEWHERE = {
-    "pip install torch==2.13.0": ".ci/run, first",
+    "python3 -m venv .venv": ".ci/run, first",
+    ". .venv/bin/activate": ".ci/run, second",
+    # .ci/run installs the same CPU build (torch==2.13.0) from this machine's wheel
+    "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu": ".ci/run",
     "pip install -r requirements.txt -e .": ".ci/run, as the test command's first half",
     "python -m pytest --nbval-lax tests notebooks": ".ci/run, the test command",
     "python -m helpers.tools.colab --repo https://github.com/OWNER/NAME": (
@@ -103,6 +107,7 @@ def test_every_readme_command_is_run_by_a_test_or_by_ci():
     assert parts - here - set(ELSEWHERE) == set()  # a new command in the README needs a test
     assert set(runner_commands()) == set(EXPECTED)  # and each runner command here is in it
     assert "pip install -q torch==2.13.0" in CI
+    assert "python3 -m venv .venv\n. .venv/bin/activate\n" in CI
     assert '"--repo"' in (ROOT / "tests" / "test_colab_cells.py").read_text()
 
 
@@ -110,7 +115,9 @@ def test_the_cpu_torch_step_comes_before_the_setup_commands_and_ci_runs_the_test
     commands = readme_commands()
     setup = [c for c in commands if c.startswith("pip install -r requirements.txt -e . &&")]
     assert len(setup) == 2  # one runs the series, one the tests
-    assert commands.index("pip install torch==2.13.0") < commands.index(setup[0])
+    cpu_torch = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+    venv = "python3 -m venv .venv && . .venv/bin/activate"
+    assert commands.index(venv) < commands.index(cpu_torch) < commands.index(setup[0])
     pattern = r"^    (pip install -r requirements.txt -e . && python -m pytest.*)$"  # .ci/run's sed
     assert re.findall(pattern, README, re.MULTILINE) == [setup[1]]
     assert (
@@ -131,6 +138,27 @@ def test_each_runner_command_of_the_readme_runs_the_notebooks_it_says(recorded, 
         return
     assert series.main(shlex.split(command)) == 0
     assert recorded == EXPECTED[command]
+
+
+#: Paths the README names that are not files of the repository, and what they are.
+NOT_IN_THE_REPOSITORY = {
+    "runs/": "what a run writes",
+    "runs/latest": "what a run writes",
+    "runs/latest/": "what a run writes",
+    "/content/trt-transformer-series": "Colab's copy of the series",
+    "meta-llama/Llama-3.1-8B": "a hub id",
+    "meta-llama/Llama-3.2-1B": "a hub id",
+    "sentence-transformers/all-MiniLM-L6-v2": "a hub id",
+}
+
+
+def test_every_path_the_readme_names_is_in_the_repository():
+    spans = re.findall(r"`([^`]+)`", README)  # `results/RUN.md`, `source .gpu/env.sh`
+    quoted = [w.strip("\"'(),;") for span in spans for w in span.split() if "/" in w]
+    linked = re.findall(r"\]\(([^)\s]+)\)", README)  # [RUN.md](results/RUN.md)
+    quoted, linked = ([p for p in paths if "://" not in p] for paths in (quoted, linked))
+    named = set(quoted + linked) - set(NOT_IN_THE_REPOSITORY)
+    assert sorted(path for path in named if not (ROOT / path).exists()) == []
 
 
 def test_the_readme_papermill_command_runs_as_written(tmp_path):

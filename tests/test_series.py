@@ -8,6 +8,7 @@ import nbformat
 import pytest
 
 from helpers.records import load_records
+from helpers.tools import series
 from helpers.tools.series import build_parser, main, notebook_defaults
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
@@ -47,6 +48,13 @@ def make_project(root: Path, bodies: dict[str, str]) -> Path:
 
 
 @pytest.fixture
+def gpu_machine(monkeypatch):
+    """A machine that may publish: a CUDA GPU and a usable Torch-TensorRT, as far as the
+    runner's check is concerned (the stub notebooks need neither)."""
+    monkeypatch.setattr(series, "publish_refusal", lambda: None)
+
+
+@pytest.fixture
 def project(tmp_path, monkeypatch):
     root = make_project(tmp_path, {f"0{n}_stub": RECORD.format(name=f"0{n}-stub") for n in (1, 2)})
     monkeypatch.chdir(root)
@@ -72,7 +80,7 @@ def test_a_run_writes_under_runs_latest_shows_its_parameters_and_leaves_no_varia
     assert not (project / "results").exists()  # nothing published
 
 
-def test_publish_copies_the_run_into_results_and_runs_in_place(project):
+def test_publish_copies_the_run_into_results_and_runs_in_place(project, gpu_machine):
     assert main(["--publish", "--only", "01"]) == 0
     assert (project / "results" / "records" / "01-stub_roberta-base_b16_s32.json").exists()
     assert (project / "results" / "RESULTS.md").exists()
@@ -80,7 +88,7 @@ def test_publish_copies_the_run_into_results_and_runs_in_place(project):
     assert executed["cells"][1]["execution_count"] == 2  # executed in place
 
 
-def test_a_later_publish_keeps_the_run_table_rows_of_earlier_ones(project):
+def test_a_later_publish_keeps_the_run_table_rows_of_earlier_ones(project, gpu_machine):
     assert main(["--publish", "--only", "01"]) == 0
     (project / "runs").rename(project / "runs-elsewhere")  # a fresh machine: no run folder
     assert main(["--publish", "--only", "02"]) == 0
@@ -96,7 +104,9 @@ claim = dict(claim="roughly a 4x speedup", measured="2.81x", verdict="does not h
 h.save_record("01-stub", parameters=p, environment={}, output_dir=output_dir, claims=[claim])"""
 
 
-def test_publish_writes_the_claims_table_into_readme_and_results(tmp_path, monkeypatch):
+def test_publish_writes_the_claims_table_into_readme_and_results(
+    tmp_path, monkeypatch, gpu_machine
+):
     root = make_project(tmp_path, {"01_stub": CLAIM})
     (root / "README.md").write_text(
         "intro\n<!-- claims:start -->\nstale table\n<!-- claims:end -->\nend\n"
@@ -235,3 +245,250 @@ def test_roofline_rows_scale_flops_with_the_batch_and_skip_untimed_points(tmp_pa
 def test_every_option_of_the_runner_has_help_text():
     actions = [a for a in build_parser()._actions if a.option_strings]
     assert len(actions) >= 15 and all(a.help and len(a.help) > 10 for a in actions)
+
+
+def files_and_times(*paths: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under ``paths``: (content, modification time in ns)."""
+    files = [f for p in paths for f in ([p] if p.is_file() else sorted(p.rglob("*")))]
+    return {str(f): (f.read_bytes(), f.stat().st_mtime_ns) for f in files if f.is_file()}
+
+
+@pytest.mark.parametrize(
+    "gpu, trt, words",
+    [
+        (False, True, "no CUDA GPU is visible"),
+        (True, False, "Torch-TensorRT cannot run here (torch_tensorrt is not installed)"),
+    ],
+)
+def test_publish_refuses_without_a_gpu_or_tensorrt_and_changes_no_file(
+    project, monkeypatch, capsys, gpu, trt, words
+):
+    from helpers.trt_compat import TensorRTStatus
+
+    monkeypatch.setattr(series.torch.cuda, "is_available", lambda: gpu)
+    status = TensorRTStatus(trt, "ready" if trt else "torch_tensorrt is not installed")
+    monkeypatch.setattr(series, "tensorrt_status", lambda: status)
+    (project / "README.md").write_text("<!-- claims:start -->\nold\n<!-- claims:end -->\n")
+    for name in ("results/RUN.md", "results/records/01-stub_roberta-base_b16_s32.json"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text("published earlier")
+    (project / "figures").mkdir()
+    (project / "figures" / "02-roofline_roberta-base_b16_s32.png").write_bytes(b"png")
+    published = ["notebooks", "results", "figures", "README.md"]
+    before = files_and_times(*(project / name for name in published))
+    with pytest.raises(SystemExit) as stopped:
+        main(["--publish"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2
+    assert err.count("\n") == 1 and "--publish needs an NVIDIA GPU" in err and words in err, err
+    assert files_and_times(*(project / name for name in published)) == before
+    assert not (project / "runs").exists()  # nothing ran
+
+
+def partial_then_ctrl_c(input_path, output_path, **kwargs):
+    """papermill as Ctrl-C leaves it: the notebook written up to a cell, then interrupted."""
+    Path(output_path).write_text(Path(input_path).read_text())
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_keeps_the_good_run_says_how_to_resume_in_one_line_and_resume_reruns_it(
+    project, monkeypatch, capsys
+):
+    import papermill
+
+    assert main(["--only", "01"]) == 0  # the good run
+    run = project / "runs" / "latest" / "results"
+    good = run / "executed" / "01_stub_roberta-base_b16_s32.ipynb"
+    before = good.read_text()
+    capsys.readouterr()
+    with monkeypatch.context() as patched:
+        patched.setattr(papermill, "execute_notebook", partial_then_ctrl_c)
+        assert main([]) == 130
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1, err  # one line, no traceback
+    assert "interrupted 01_stub" in err and err.strip().endswith("series --resume")
+    assert "01_stub_roberta-base_b16_s32.interrupted.ipynb" in err
+    assert good.read_text() == before  # the good run stays
+    assert (run / "executed" / "01_stub_roberta-base_b16_s32.interrupted.ipynb").exists()
+    status = json.loads((run / "run-status.json").read_text())
+    entry = status["01_stub_roberta-base_b16_s32"]
+    assert entry["status"] == "ok" and entry["attempt"]["status"] == "interrupted"
+    assert "02_stub_roberta-base_b16_s32" not in status  # never started
+    row = "| 01_stub_roberta-base_b16_s32, later run | interrupted |"
+    assert row in (run / "RUN.md").read_text()
+    ran = []
+    monkeypatch.setattr(series, "execute", lambda notebook, *rest: ran.append(notebook.name) or "")
+    assert main(["--resume"]) == 0
+    assert ran == ["01_stub.ipynb", "02_stub.ipynb"]  # the interrupted one runs again
+    status = json.loads((run / "run-status.json").read_text())
+    assert "attempt" not in status["01_stub_roberta-base_b16_s32"]
+    assert not (run / "executed" / "01_stub_roberta-base_b16_s32.interrupted.ipynb").exists()
+
+
+FAILS = "raise RuntimeError('a cell that fails')"
+
+
+def break_the_stub(root: Path, name: str, body: str = FAILS) -> None:
+    notebook = nbformat.read(root / "notebooks" / f"{name}.ipynb", as_version=4)
+    notebook.cells[1].source = body
+    nbformat.write(notebook, root / "notebooks" / f"{name}.ipynb")
+
+
+def test_a_failed_rerun_keeps_the_good_notebook_and_its_ok_status_beside_it(project):
+    assert main(["--only", "01"]) == 0
+    run = project / "runs" / "latest" / "results"
+    good = run / "executed" / "01_stub_roberta-base_b16_s32.ipynb"
+    before = good.read_text()
+    break_the_stub(project, "01_stub")
+    assert main(["--only", "01"]) == 1
+    assert good.read_text() == before
+    failed = run / "executed" / "01_stub_roberta-base_b16_s32.failed.ipynb"
+    assert "a cell that fails" in failed.read_text()
+    entry = json.loads((run / "run-status.json").read_text())["01_stub_roberta-base_b16_s32"]
+    assert entry["status"] == "ok" and entry["notebook"].endswith("b16_s32.ipynb")
+    attempt = entry["attempt"]
+    assert attempt["status"] == "failed" and "a cell that fails" in attempt["error"]
+    table = (run / "RUN.md").read_text()
+    assert "| 01_stub_roberta-base_b16_s32 | ok |" in table
+    assert "| 01_stub_roberta-base_b16_s32, later run | failed |" in table
+
+
+def test_a_failed_publish_keeps_the_published_notebook_record_and_status(
+    project, monkeypatch, gpu_machine
+):
+    import papermill
+
+    def write(input_path, output_path, mark):
+        text = Path(input_path).read_text()
+        Path(output_path).write_text(text.replace("import helpers", f"import helpers  # {mark}"))
+
+    def finishes(input_path, output_path, **kwargs):
+        write(input_path, output_path, "run")
+
+    def fails(input_path, output_path, **kwargs):
+        write(input_path, output_path, "bad")
+        raise RuntimeError("the engine did not build")
+
+    monkeypatch.setattr(papermill, "execute_notebook", finishes)
+    assert main(["--publish", "--only", "01"]) == 0
+    published = (project / "notebooks" / "01_stub.ipynb").read_text()
+    assert "# run" in published  # replaced in place: the run finished
+    monkeypatch.setattr(papermill, "execute_notebook", fails)
+    assert main(["--publish", "--only", "01"]) == 1
+    assert (project / "notebooks" / "01_stub.ipynb").read_text() == published
+    assert "# bad" in (project / "notebooks" / "01_stub.failed.ipynb").read_text()
+    assert [p.name for p in series.notebooks(project)] == ["01_stub.ipynb", "02_stub.ipynb"]
+    entry = json.loads((project / "results" / "run-status.json").read_text())
+    entry = entry["01_stub_roberta-base_b16_s32"]
+    assert entry["status"] == "ok" and entry["attempt"]["status"] == "failed"
+    assert entry["attempt"]["notebook"] == "notebooks/01_stub.failed.ipynb"
+    assert "later run | failed" in (project / "results" / "RUN.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--only", "08", "-p", "new_tokens", "0"], "notebook 08: ParameterError: new_tokens=0"),
+        (["--only", "09", "-p", "num_requests", "0"], "notebook 09: ParameterError: num_requests"),
+        (["--only", "09", "-p", "prompt_median", "2000"], "notebook 09: ParameterError: prompt"),
+        (["--only", "10", "-p", "gpus", "3"], "notebook 10: ParameterError: gpus=3"),
+        (["--only", "08", "-p", "size", "huge"], "notebook 08: ParameterError: size='huge'"),
+    ],
+)
+def test_a_bad_notebook_only_value_is_refused_before_any_kernel_naming_the_notebook(
+    monkeypatch, capsys, args, words
+):
+    def no_kernel(*args):
+        raise AssertionError("a notebook started")
+
+    monkeypatch.setattr(series, "execute", no_kernel)
+    with pytest.raises(SystemExit) as stopped:
+        main(args)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2
+    assert err.count("\n") == 1 and words in err, err
+    assert "would repeat" not in err
+
+
+def test_only_an_error_of_every_notebook_is_said_to_repeat_in_every_notebook(capsys):
+    with pytest.raises(SystemExit):
+        main(["--batch-size", "0"])  # each of the ten notebooks would stop on it
+    err = capsys.readouterr().err
+    assert "batch_size=0" in err and "stopped: this error would repeat in every notebook" in err
+    with pytest.raises(SystemExit):
+        main(["--only", "08,10", "-p", "new_tokens", "1"])  # both notebooks to run
+    assert "would repeat in every notebook (08, 10)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--model-name", "./missing-model"])  # the encoders' model: 08-10 would run
+    err = capsys.readouterr().err
+    assert "notebook 01, 02, 03, 04, 05, 06, 07:" in err and "would repeat" not in err
+
+
+@pytest.mark.parametrize(
+    "error, other, repeats",
+    [
+        ("ParameterError: too slow", {}, True),
+        ("ParameterError: too slow", {"batch_size": 64}, False),
+        ("ModelNotAvailableError: no such folder", {"batch_size": 64}, True),
+        ("ModelNotAvailableError: no such folder", {"model_name": "bert-base-uncased"}, False),
+        ("RuntimeError: a cell failed", {}, False),
+    ],
+)
+def test_a_set_up_error_stops_the_run_only_when_every_notebook_left_shares_its_values(
+    error, other, repeats
+):
+    values = {"model_name": "roberta-base", "batch_size": 16, "seq_len": 32, "device": "auto"}
+    left = [values, {**values, **other}]
+    assert series.repeats_everywhere(error, values, left) is repeats
+    assert not series.repeats_everywhere(error, values, [])  # the last notebook: no one left
+
+
+def test_only_the_figures_of_the_notebooks_that_ran_are_drawn(tmp_path, monkeypatch):
+    root = make_project(tmp_path, {"01_stub": "", "02_stub": ""})  # they do not run here
+    monkeypatch.chdir(root)
+    run = root / "runs" / "latest"
+    ran = []
+    monkeypatch.setattr(series, "execute", lambda notebook, *rest: ran.append(notebook) or "")
+    (run / "results" / "records").mkdir(parents=True)
+    record = _record("02-fp16-compile", {"eager fp32": 8.0}, ceiling=100.0, flops=16 * 10**9)
+    record["batch_sweep"] = [{"path": "fast", "batch": 1, "status": "ok", "p50_ms": 1.0}]
+    record.update(created_utc="2026-12-01T00:00:00+00:00", run_id="an earlier run")
+    name = "02-fp16-compile_roberta-base_b16_s32"
+    (run / "results" / "records" / f"{name}.json").write_text(json.dumps(record))
+    assert main(["--only", "01"]) == 0  # an earlier 02 record lies in the run folder
+    assert not (run / "figures" / "02-roofline_roberta-base_b16_s32.png").exists()
+    assert main(["--only", "02"]) == 0  # 02 "ran" (its record is the earlier one)
+    assert (run / "figures" / "02-roofline_roberta-base_b16_s32.png").exists()
+
+
+PROFILES = """\
+import torch
+from torch.profiler import profile
+with profile() as trace:
+    torch.ones(3).sum()
+print("profiled")"""
+
+
+def test_a_notebook_run_prints_no_kernel_or_profiler_noise(tmp_path, monkeypatch, capfd):
+    root = make_project(tmp_path, {"01_stub": PROFILES})
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("KINETO_LOG_LEVEL", raising=False)
+    assert main([]) == 0
+    out, err = capfd.readouterr()  # the kernel's own stderr included
+    assert "without encryption" not in err and "USDT" not in out + err, err
+    executed = root / "runs/latest/results/executed/01_stub_roberta-base_b16_s32.ipynb"
+    assert "profiled" in executed.read_text() and "USDT" not in executed.read_text()
+
+
+@pytest.mark.parametrize(
+    "argv, left, publish, command",
+    [
+        (["--only", "02,03"], ["03_x.ipynb"], False, "--only 02,03 --resume"),
+        (["--resume"], ["03_x.ipynb"], False, "--resume"),
+        (["--publish", "--only", "02,03"], ["03_x.ipynb"], True, "--publish --only 03"),
+        (["--publish"], ["08_x.ipynb", "09_y.ipynb"], True, "--publish --only 08,09"),
+    ],
+)
+def test_an_interrupted_run_says_the_command_that_goes_on(argv, left, publish, command):
+    said = series.resume_command(argv, [Path(name) for name in left], publish)
+    assert said == f"python -m helpers.tools.series {command}"

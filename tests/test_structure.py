@@ -134,7 +134,9 @@ def test_lesson_helpers_stay_small():
     # the check that a compiled step compiled (helpers/compiled.py), values changed for the
     # machine printed and recorded, the model's source decided in one place, and strict FP32
     # engines on a GPU without TF32.
-    assert lines <= 3680, f"helpers/ (without tools/) has {lines} lines"
+    # 3,840: each notebook's own parameter rules in one module (notebook_checks.py), which
+    # its first cell and the series runner share, so the runner refuses what a notebook would.
+    assert lines <= 3840, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(

@@ -68,14 +68,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("records", type=Path)
     parser.add_argument("--out", type=Path, default=Path("figures"))
     args = parser.parse_args(argv)
-    for record in load_records(args.records):
+    for path in write_figures(load_records(args.records), args.out):
+        print(f"wrote {path}")
+    return 0
+
+
+def write_figures(records: list[dict], out: Path) -> list[Path]:
+    """The roofline of each of ``records`` that is notebook 02's with a batch sweep.
+
+    The series runner hands only the records of the notebooks that ran, so that an earlier
+    run's figure is not redrawn (and republished) by a run that did not include 02.
+    """
+    written = []
+    for record in records:
         if record["notebook"] == "02-fp16-compile" and roofline_rows(record):
             p = record["parameters"]
             tag = workload_tag(p["model_name"], p["batch_size"], p["seq_len"])
-            path = args.out / f"02-roofline_{tag}.png"
-            plot_roofline(record, path)
-            print(f"wrote {path}")
-    return 0
+            plot_roofline(record, out / f"02-roofline_{tag}.png")
+            written.append(out / f"02-roofline_{tag}.png")
+    return written
 
 
 if __name__ == "__main__":

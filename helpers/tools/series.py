@@ -7,10 +7,12 @@
     python -m helpers.tools.series --publish               # the one command that publishes
 
 A run writes executed notebooks, records, figures, RESULTS.md and RUN.md under its run
-folder and never touches the published files. ``--publish`` runs the notebooks at their
-own defaults in place (or, with a workload option, into results/executed/) and copies the
-run's records and figures into results/ and figures/. Every value is checked against the
-notebooks it goes to before the first one starts.
+folder and never touches the published files. ``--publish`` (a GPU machine with
+Torch-TensorRT only) runs the notebooks at their own defaults in place (or, with a workload
+option, into results/executed/) and copies the records and figures of those that finished
+ok into results/ and figures/. Every value is checked with each notebook's own checks
+before the first kernel starts. A notebook's run replaces its last good one only when it
+finishes ok; a failed or interrupted (Ctrl-C) run is kept beside it, and --resume reruns it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import argparse
 import ast
 import json
 import os
-import shutil
+import shlex
 import sys
 import time
 from datetime import datetime, timezone
@@ -27,14 +29,24 @@ from pathlib import Path
 from typing import NoReturn
 from unittest import mock
 
-from helpers.errors import SeriesError
-from helpers.parameters import check_parameters
-from helpers.records import load_records, output_path, project_root, workload_tag
-from helpers.tools import roofline_plot
-from helpers.tools.report import build_report, with_claims
+import torch
 
-#: Notebooks that decode with a causal LM (--decoder-name); the others run an encoder.
-DECODER_NOTEBOOKS = ("08", "09", "10")
+from helpers.errors import SeriesError
+from helpers.notebook_checks import DECODER_NOTEBOOKS, check_arguments, check_notebook_values
+from helpers.parameters import check_parameters
+from helpers.records import output_path, project_root, workload_tag
+from helpers.tools.notebook_run import (
+    beside,
+    execute,
+    kernel_environment,
+    latest,
+    literal_assignments,
+    merge_entry,
+    settle,
+)
+from helpers.tools.run_summary import publish, write_summaries
+from helpers.trt_compat import tensorrt_status
+
 #: Each option that sets a parameter: (parameter, the kind of notebook it goes to or None).
 OPTIONS = {
     "--model-name": ("model_name", "encoder"),
@@ -46,18 +58,29 @@ OPTIONS = {
     "--max-seconds": ("max_seconds", None),
     "--device": ("device", None),
 }
-#: What the runner checks before any notebook starts, where a notebook does not say.
-KIND_DEFAULTS = {
-    "encoder": dict(model_name="roberta-base", batch_size=16, seq_len=32),
-    "decoder": dict(model_name="meta-llama/Llama-3.2-1B", batch_size=1, seq_len=32),
+#: Errors of a notebook's set-up and the values they depend on: when every notebook still
+#: to run shares those values, the error would repeat in each, and the run stops.
+STOP_ON = {
+    "ParameterError": ("model_name", "batch_size", "seq_len", "device"),
+    "ModelNotAvailableError": ("model_name",),
+    "DeviceUnavailableError": ("device",),
 }
-#: Errors that would repeat in every notebook: the run stops at the first one.
-STOP_ON = ("ParameterError", "ModelNotAvailableError", "DeviceUnavailableError")
+#: The exit status of a run stopped with Ctrl-C, as a shell gives it.
+INTERRUPTED = 130
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a notebook: which one, what ran, and the notebooks left."""
+
+    def __init__(self, notebook: Path, kept: Path, ran: list[str], left: list[Path]) -> None:
+        super().__init__(notebook.stem)
+        self.notebook, self.kept, self.ran, self.left = notebook, kept, ran, left
 
 
 def notebooks(root: Path, only: str | None = None) -> list[Path]:
     """The numbered notebooks, optionally only those whose number is in ``only``."""
     found = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    found = [p for p in found if "." not in p.stem]  # not NAME.failed.ipynb and the like
     if only:
         wanted = {n.strip().zfill(2) for n in only.split(",") if n.strip()}
         unknown = wanted - {p.name[:2] for p in found}
@@ -186,15 +209,6 @@ def notebook_defaults(path: Path) -> dict:
     return literal_assignments("".join(cell["source"]))
 
 
-def literal_assignments(source: str) -> dict:
-    """``name = literal`` lines of a cell, as a dict."""
-    values = {}
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            values[node.targets[0].id] = ast.literal_eval(node.value)
-    return values
-
-
 def same_type(value, default) -> bool:
     """Whether ``value`` can stand where ``default`` stands: an int for a float, a list of
     the default's item type for a list, True/False only for a bool."""
@@ -260,73 +274,75 @@ def plan(args: argparse.Namespace, root: Path, output_dir: str | None) -> list[t
     return jobs
 
 
-#: What check_parameters takes, beside the model, the workload and the device.
-CHECKED = ("precision", "warmup", "iterations", "max_seconds", "threshold")
+def publish_refusal() -> str | None:
+    """Why this machine cannot publish, or None: the published numbers are a GPU's, with
+    Torch-TensorRT's engines among them."""
+    if not torch.cuda.is_available():
+        return "no CUDA GPU is visible"
+    status = tensorrt_status()
+    return None if status.available else f"Torch-TensorRT cannot run here ({status.reason})"
 
 
 def check_values(jobs: list[tuple[Path, dict]]) -> None:
-    """The notebooks' first-cell check of the values given, once per kind of notebook."""
-    for kind in dict.fromkeys(kind_of(path) for path, _ in jobs):
-        values = {**KIND_DEFAULTS[kind], "device": "auto"}
-        for path, params in jobs:
-            if kind_of(path) == kind:
-                values.update({k: v for k, v in params.items() if k in (*values, *CHECKED)})
-        try:
-            check_parameters(**values, kind=kind)
-        except SeriesError as error:
-            paths = [path for path, _ in jobs if kind_of(path) == kind]
-            stop(f"notebook {numbers(paths)}: {type(error).__name__}: {error}")
-
-
-def fold_parameters(path: Path) -> None:
-    """Write injected values into the parameters cell and drop papermill's injected cell.
-
-    The executed notebook then shows in one place the parameters it ran with.
-    """
-    notebook = json.loads(path.read_text())
-    cells = notebook["cells"]
-    injected = [c for c in cells if "injected-parameters" in c["metadata"].get("tags", [])]
-    if not injected:
+    """Each notebook's own first-cell checks of the values it will run with, before any
+    kernel starts; an error that every notebook would meet is said once, as such."""
+    errors, seen = {}, {}
+    for path, params in jobs:
+        error = notebook_error(path.name[:2], {**notebook_defaults(path), **params}, seen)
+        if error:
+            errors[path] = error
+    if not errors:
         return
-    values = literal_assignments("".join(injected[0]["source"]))
-    for cell in cells:
-        if "parameters" in cell["metadata"].get("tags", []):
-            lines = []
-            for line in "".join(cell["source"]).splitlines(keepends=True):
-                name, _, rest = line.partition(" = ")
-                if name in values:  # the default's comment may no longer hold: say what changed
-                    default = rest.split("  #")[0].strip()
-                    line = f"{name} = {values.pop(name)!r}  # set for this run; default {default}\n"
-                lines.append(line)
-            cell["source"] = lines
-    cells.remove(injected[0])
-    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+    first = next(iter(errors.values()))
+    paths = [path for path, error in errors.items() if error == first]
+    if len(paths) == len(jobs) > 1:
+        stop(f"{first}; stopped: this error would repeat in every notebook ({numbers(paths)})")
+    stop(f"notebook {numbers(paths)}: {first}")
 
 
-def execute(notebook: Path, target: Path, params: dict, args: argparse.Namespace) -> str:
-    """Run one notebook; return '' or 'ErrorName: message'."""
-    import papermill
+def notebook_error(number: str, values: dict, seen: dict[str, str]) -> str:
+    """'' or 'ErrorName: message' from notebook ``number``'s checks of ``values``.
 
+    ``seen`` keeps check_parameters' answer per set of arguments: notebooks that share
+    them ask the hub and read the model's config once.
+    """
     try:
-        papermill.execute_notebook(
-            str(notebook),
-            str(target),
-            parameters=params,
-            kernel_name=args.kernel,
-            cwd=str(notebook.parent),
-            progress_bar=False,
-            execution_timeout=args.timeout,
-        )
-        error = ""
-    except Exception as exc:  # PapermillExecutionError carries the cell's error
-        error = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
-    if target.exists():
-        fold_parameters(target)
-    return error
+        check_notebook_values(number, values)
+        arguments = check_arguments(number, values)
+    except SeriesError as error:
+        return f"{type(error).__name__}: {error}"
+    key = repr(sorted(arguments.items()))
+    if key not in seen:
+        try:
+            check_parameters(**arguments)
+            seen[key] = ""
+        except SeriesError as error:
+            seen[key] = f"{type(error).__name__}: {error}"
+    return seen[key]
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the series; Ctrl-C ends it with one line that says how to go on."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return run_series(argv)
+    except KeyboardInterrupt:  # outside a notebook: what finished is recorded already
+        print(
+            "series: interrupted between notebooks; what finished is kept; go on with: "
+            f"{resume_command(argv, None, '--publish' in argv)}",
+            file=sys.stderr,
+        )
+        return INTERRUPTED
+
+
+def run_series(argv: list[str]) -> int:
+    """Check, run, summarise (and publish); 0 if every notebook run finished ok."""
     args = parse_args(argv)
+    if args.publish and (why := publish_refusal()):
+        stop(
+            f"--publish needs an NVIDIA GPU and Torch-TensorRT, and {why}: publish from a GPU "
+            "machine, or leave out --publish to run into runs/latest (nothing was changed)"
+        )
     root = project_root()
     run_dir = args.output_dir or "runs/latest"
     jobs = plan(args, root, None if args.publish else run_dir)
@@ -335,113 +351,116 @@ def main(argv: list[str] | None = None) -> int:
     status = json.loads(status_path.read_text()) if status_path.exists() else {}
     started = time.time()
     run_id = f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC} series"
-    # The kernels read the run's id, and must import this checkout's helpers whatever folder
-    # they start in; patch.dict puts the caller's environment back afterwards.
-    path = os.pathsep.join(filter(None, [str(root), os.getenv("PYTHONPATH")]))
-    with mock.patch.dict(os.environ, {"SERIES_RUN_ID": run_id, "PYTHONPATH": path}):
-        ran = run_jobs(jobs, args, root, run_dir, status, status_path)
-    write_summaries(root / run_dir, status)
-    if args.publish:
-        publish(root, root / run_dir, started, {key: status[key] for key in ran})
-    return 1 if any(status[key]["status"] == "failed" for key in ran) else 0
+    interrupted = None
+    # patch.dict puts the caller's environment back afterwards
+    with mock.patch.dict(os.environ, kernel_environment(root, run_id)):
+        try:
+            ran = run_jobs(jobs, args, root, run_dir, status, status_path)
+        except Interrupted as stopped:
+            ran, interrupted = stopped.ran, stopped
+    write_summaries(root / run_dir, status, ran)
+    copied = []
+    if args.publish:  # an interrupted run publishes the notebooks that finished ok
+        copied = publish(root, root / run_dir, started, {key: status[key] for key in ran})
+    if interrupted is not None:
+        print(interrupted_line(interrupted, root, argv, args.publish), file=sys.stderr)
+        return INTERRUPTED
+    print("".join(f"published {name}\n" for name in copied), end="")
+    print(f"results: {root / run_dir / 'results' / 'RESULTS.md'}")
+    return 1 if any(latest(status[key])["status"] != "ok" for key in ran) else 0
 
 
 def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Path) -> list[str]:
-    """Execute each notebook in turn, recording its status; return the keys of those run."""
+    """Execute each notebook in turn, recording its status; return the keys of those run.
+
+    Ctrl-C during a notebook raises Interrupted once its partial run is kept and recorded.
+    """
     ran = []
-    for notebook, params in jobs:
-        workload = {**notebook_defaults(notebook), **params}
-        tag = workload_tag(workload["model_name"], workload["batch_size"], workload["seq_len"])
+    for index, (notebook, params) in enumerate(jobs):
+        values = {**notebook_defaults(notebook), **params}
+        tag = workload_tag(values["model_name"], values["batch_size"], values["seq_len"])
         key = f"{notebook.stem}_{tag}"
         earlier = status.get(key, {})
-        if args.resume and earlier.get("status") == "ok" and earlier.get("parameters") == params:
+        done = earlier.get("status") == "ok" and "attempt" not in earlier  # its last run too
+        if args.resume and done and earlier.get("parameters") == params:
             print(f"{notebook.stem}: ok earlier, skipped (--resume)", flush=True)
             continue
-        if args.publish and not {"model_name", "batch_size", "seq_len"} & set(params):
-            target = notebook
-        elif args.publish:
-            target = root / "results" / "executed" / f"{key}.ipynb"
-            target.parent.mkdir(parents=True, exist_ok=True)
-        else:
-            target = output_path(run_dir, "results", "executed", f"{key}.ipynb")
+        target = target_of(notebook, key, params, args, root, run_dir)
         print(f"{notebook.stem}: running ...", flush=True)
         start = time.perf_counter()
-        error = execute(notebook, target, params, args)
+        try:
+            error = execute(notebook, beside(target, "running"), params, args)
+            outcome = "failed" if error else "ok"
+        except KeyboardInterrupt:  # papermill has shut its kernel down by now
+            error, outcome = "KeyboardInterrupt: stopped with Ctrl-C", "interrupted"
+        kept = settle(target, outcome)
         seconds = round(time.perf_counter() - start, 1)
-        status[key] = dict(
-            status="failed" if error else "ok",
+        entry = dict(
+            status=outcome,
             seconds=seconds,
             finished=f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
             parameters=params,
             error=error[:500],
+            notebook=str(kept.relative_to(root) if kept.is_relative_to(root) else kept),
         )
+        status[key] = merge_entry(status.get(key), entry)
         status_path.write_text(json.dumps(status, indent=1) + "\n")
         ran.append(key)
-        print(
-            f"{notebook.stem}: {status[key]['status']} in {seconds:.0f} s {error[:300]}", flush=True
-        )
-        if error.startswith(STOP_ON):
-            print("stopped: this error would repeat in every notebook", file=sys.stderr)
+        if outcome == "interrupted":
+            raise Interrupted(notebook, kept, ran, [path for path, _ in jobs[index:]])
+        print(f"{notebook.stem}: {outcome} in {seconds:.0f} s {error[:300]}", flush=True)
+        left = [{**notebook_defaults(path), **more} for path, more in jobs[index + 1 :]]
+        if repeats_everywhere(error, values, left):
+            print("stopped: this error would repeat in every notebook left", file=sys.stderr)
             break
     return ran
 
 
-def write_summaries(run_dir: Path, status: dict) -> None:
-    """RESULTS.md from the run folder's records; RUN.md with each notebook's run and figures."""
-    results = run_dir / "results"
-    if (results / "records").is_dir():  # figures drawn from records, before RUN.md lists them
-        (run_dir / "figures").mkdir(parents=True, exist_ok=True)
-        roofline_plot.main([str(results / "records"), "--out", str(run_dir / "figures")])
-    (results / "RESULTS.md").write_text(build_report(load_records(results / "records")))
-    (results / "RUN.md").write_text(run_table(status, sorted((run_dir / "figures").glob("*.png"))))
-    print(f"results: {results / 'RESULTS.md'}")
+def target_of(notebook: Path, key: str, params: dict, args, root: Path, run_dir: str) -> Path:
+    """Where a notebook's good run goes: in place when published at its own workload,
+    results/executed/ when published at another, else the run folder."""
+    if args.publish and not {"model_name", "batch_size", "seq_len"} & set(params):
+        return notebook
+    if args.publish:
+        target = root / "results" / "executed" / f"{key}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return target
+    return output_path(run_dir, "results", "executed", f"{key}.ipynb")
 
 
-def run_table(status: dict, figures: list[Path]) -> str:
-    """RUN.md: one row per notebook and workload, then the figures."""
-    lines = [
-        "# Series runs in this folder",
-        "",
-        "Generated by `python -m helpers.tools.series`; parameters are those given to the run "
-        "(a notebook's own defaults for the rest).",
-        "",
-        "| notebook and workload | status | seconds | finished | parameters | error |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    for key, entry in status.items():
-        given = ", ".join(f"{k}={v!r}" for k, v in entry["parameters"].items()) or "defaults"
-        lines.append(
-            f"| {key} | {entry['status']} | {entry['seconds']} | {entry['finished']} | {given} "
-            f"| {entry['error']} |"
-        )
-    lines += ["", "## Figures", ""] + [f"![{f.stem}](../figures/{f.name})" for f in figures]
-    return "\n".join(lines + ["", "Table: [RESULTS.md](RESULTS.md)", ""])
+def repeats_everywhere(error: str, values: dict, left: list[dict]) -> bool:
+    """Whether a set-up error would recur in every notebook left: each of them shares the
+    values that error depends on (STOP_ON)."""
+    names = STOP_ON.get(error.split(":", 1)[0], ())
+    return bool(names and left) and all(
+        all(other.get(name) == values.get(name) for name in names) for other in left
+    )
 
 
-def publish(root: Path, run_dir: Path, since: float, ran: dict) -> None:
-    """Copy this run's records and figures into results/ and figures/; add its rows to RUN.md.
+def interrupted_line(stopped: Interrupted, root: Path, argv: list[str], publish: bool) -> str:
+    """What was interrupted, where its partial run is, and the command that goes on."""
+    kept = stopped.kept.relative_to(root) if stopped.kept.is_relative_to(root) else stopped.kept
+    partial = f"its partial run is kept as {kept}" if stopped.kept.exists() else "nothing written"
+    return (
+        f"series: interrupted {stopped.notebook.stem} ({partial}; earlier good runs are "
+        f"untouched); go on with: {resume_command(argv, stopped.left, publish)}"
+    )
 
-    The published run table keeps the rows of notebooks published earlier (possibly from
-    another machine), in results/run-status.json, and replaces those run now.
-    """
-    for kind, target in (("results/records", "results/records"), ("figures", "figures")):
-        for path in sorted((run_dir / kind).glob("*")):
-            if path.stat().st_mtime >= since:
-                (root / target).mkdir(parents=True, exist_ok=True)
-                shutil.copy2(path, root / target / path.name)
-                print(f"published {target}/{path.name}")
-    records = load_records(root / "results" / "records")
-    (root / "results").mkdir(exist_ok=True)
-    (root / "results" / "RESULTS.md").write_text(build_report(records))
-    readme = root / "README.md"
-    if readme.exists():  # the project's README carries the claims table between markers
-        readme.write_text(with_claims(readme.read_text(), records))
-    status_path = root / "results" / "run-status.json"
-    published = json.loads(status_path.read_text()) if status_path.exists() else {}
-    published.update(ran)
-    status_path.write_text(json.dumps(published, indent=1) + "\n")
-    figures = sorted((root / "figures").glob("*.png"))
-    (root / "results" / "RUN.md").write_text(run_table(published, figures))
+
+def resume_command(argv: list[str], left: list[Path] | None, publish: bool) -> str:
+    """The command that goes on: --resume skips what finished ok; a publishing run, which
+    cannot resume, runs again the notebooks left."""
+    words = ["python", "-m", "helpers.tools.series"]
+    if not publish:
+        return shlex.join([*words, *argv, *([] if "--resume" in argv else ["--resume"])])
+    if not left:
+        return shlex.join([*words, *argv])
+    kept, skip = [], False
+    for word in argv:  # drop the old --only: the notebooks left replace it
+        if not skip and word != "--only" and not word.startswith("--only="):
+            kept.append(word)
+        skip = word == "--only"
+    return shlex.join([*words, *kept, "--only", numbers(left, ",")])
 
 
 if __name__ == "__main__":

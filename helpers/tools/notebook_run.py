@@ -1,0 +1,178 @@
+"""One notebook's run for the series runner: its kernel, its files and its status entry.
+
+A run is written beside the last good notebook (``NAME.running.ipynb``) and replaces it
+only when it finishes ok; a failed or interrupted run is kept as ``NAME.failed.ipynb`` or
+``NAME.interrupted.ipynb``, and the good one and its "ok" entry stay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import functools
+import json
+import os
+import signal
+import threading
+from pathlib import Path
+
+#: Kineto (torch.profiler) prints "USDT: ... profiler_start/stop" at its top level, 5,
+#: whatever its level below that; 6 keeps those lines out of the terminal and the outputs.
+QUIET_KINETO = "6"
+#: Set by Ctrl-C during a notebook, before its KeyboardInterrupt reaches papermill.
+CTRL_C = threading.Event()
+
+
+def kernel_environment(root: Path, run_id: str) -> dict[str, str]:
+    """What the kernels read: the run's id, this checkout's helpers, a quiet profiler.
+
+    PYTHONPATH makes every kernel import this checkout's helpers whatever folder it starts
+    in; a KINETO_LOG_LEVEL the user set is kept.
+    """
+    path = os.pathsep.join(filter(None, [str(root), os.getenv("PYTHONPATH")]))
+    kineto = os.environ.get("KINETO_LOG_LEVEL", QUIET_KINETO)
+    return {"SERIES_RUN_ID": run_id, "PYTHONPATH": path, "KINETO_LOG_LEVEL": kineto}
+
+
+def kernel_config():
+    """Encrypt the kernel's connection (CurveZMQ) where jupyter_client can: ipykernel warns
+    about plain TCP on every start otherwise."""
+    from jupyter_client.manager import KernelManager
+    from traitlets.config import Config
+
+    if "transport_encryption" not in KernelManager.class_trait_names():
+        return Config()
+    return Config({"KernelManager": {"transport_encryption": "auto"}})
+
+
+@functools.cache
+def kernel_manager_class():
+    """papermill's kernel manager, but one that kills the kernel at once after Ctrl-C.
+
+    Asked to shut down in the middle of a cell, a kernel prints a traceback from its
+    closing sockets; killed, its process group (torchrun's workers too) simply ends.
+    """
+    from jupyter_client.manager import AsyncKernelManager
+
+    class KernelManager(AsyncKernelManager):
+        async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+            await super().shutdown_kernel(now=now or CTRL_C.is_set(), restart=restart)
+
+    return KernelManager
+
+
+@contextlib.contextmanager
+def ctrl_c_noted():
+    """Note Ctrl-C in CTRL_C, then raise KeyboardInterrupt as Python's own handler would."""
+
+    def on_ctrl_c(signum, frame):
+        CTRL_C.set()
+        raise KeyboardInterrupt
+
+    CTRL_C.clear()
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler; there, no Ctrl-C arrives anyway
+        return
+    previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def execute(notebook: Path, target: Path, params: dict, args: argparse.Namespace) -> str:
+    """Run one notebook into ``target``; return '' or 'ErrorName: message'.
+
+    A KeyboardInterrupt goes on to the caller once papermill has stopped the kernel.
+    """
+    import papermill
+
+    try:
+        with ctrl_c_noted():
+            papermill.execute_notebook(
+                str(notebook),
+                str(target),
+                parameters=params,
+                kernel_name=args.kernel,
+                cwd=str(notebook.parent),
+                progress_bar=False,
+                execution_timeout=args.timeout,
+                config=kernel_config(),
+                kernel_manager_class=kernel_manager_class(),
+            )
+        error = ""
+    except Exception as exc:  # PapermillExecutionError carries the cell's error
+        error = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
+    finally:
+        if target.exists():  # a partial notebook too: it shows what ran, with its values
+            fold_parameters(target)
+    return error
+
+
+def fold_parameters(path: Path) -> None:
+    """Write injected values into the parameters cell and drop papermill's injected cell.
+
+    The executed notebook then shows in one place the parameters it ran with.
+    """
+    notebook = json.loads(path.read_text())
+    cells = notebook["cells"]
+    injected = [c for c in cells if "injected-parameters" in c["metadata"].get("tags", [])]
+    if not injected:
+        return
+    values = literal_assignments("".join(injected[0]["source"]))
+    for cell in cells:
+        if "parameters" in cell["metadata"].get("tags", []):
+            lines = []
+            for line in "".join(cell["source"]).splitlines(keepends=True):
+                name, _, rest = line.partition(" = ")
+                if name in values:  # the default's comment may no longer hold: say what changed
+                    default = rest.split("  #")[0].strip()
+                    line = f"{name} = {values.pop(name)!r}  # set for this run; default {default}\n"
+                lines.append(line)
+            cell["source"] = lines
+    cells.remove(injected[0])
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+
+
+def literal_assignments(source: str) -> dict:
+    """``name = literal`` lines of a cell, as a dict."""
+    values = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = ast.literal_eval(node.value)
+    return values
+
+
+def beside(target: Path, outcome: str) -> Path:
+    """``NAME.running.ipynb``, ``NAME.failed.ipynb``, ... next to ``NAME.ipynb``."""
+    return target.with_name(f"{target.stem}.{outcome}{target.suffix}")
+
+
+def settle(target: Path, outcome: str) -> Path:
+    """Put the run's notebook where its outcome says; return where it is now.
+
+    "ok" replaces the good notebook (and drops older failed or interrupted copies); any
+    other outcome keeps it beside the good one, which stays as it was.
+    """
+    running = beside(target, "running")
+    kept = target if outcome == "ok" else beside(target, outcome)
+    if running.exists():
+        os.replace(running, kept)
+    if outcome == "ok":
+        for stale in ("failed", "interrupted"):
+            beside(target, stale).unlink(missing_ok=True)
+    return kept
+
+
+def merge_entry(earlier: dict | None, entry: dict) -> dict:
+    """A key's status after a run: an ok run replaces it; a run that did not finish ok is
+    recorded as the "attempt" of the last good run, which stays."""
+    if entry["status"] == "ok" or not earlier or earlier.get("status") != "ok":
+        return entry
+    return {**{k: v for k, v in earlier.items() if k != "attempt"}, "attempt": entry}
+
+
+def latest(entry: dict) -> dict:
+    """The most recent run of a status entry: its attempt if it has one."""
+    return entry.get("attempt", entry)
