@@ -492,3 +492,29 @@ def test_a_notebook_run_prints_no_kernel_or_profiler_noise(tmp_path, monkeypatch
 def test_an_interrupted_run_says_the_command_that_goes_on(argv, left, publish, command):
     said = series.resume_command(argv, [Path(name) for name in left], publish)
     assert said == f"python -m helpers.tools.series {command}"
+
+
+EMULATION_CHECK = """\
+import os
+assert os.environ.get("SERIES_EMULATE") == "t4", "the kernel does not see the emulation"
+"""
+
+
+def test_an_emulated_run_reaches_its_kernels_and_its_run_table_says_so(project, monkeypatch):
+    monkeypatch.delenv("SERIES_EMULATE", raising=False)
+    (project / "notebooks" / "01_stub.ipynb").unlink()
+    make_project(project / "emu", {"01_stub": EMULATION_CHECK + RECORD.format(name="01-stub")})
+    (project / "notebooks" / "01_stub.ipynb").symlink_to(project / "emu/notebooks/01_stub.ipynb")
+    assert main(["--only", "01", "--emulate", "t4", "--output-dir", "runs/t4"]) == 0
+    assert "SERIES_EMULATE" not in os.environ  # the caller's environment is put back
+    table = (project / "runs" / "t4" / "results" / "RUN.md").read_text()
+    assert "Rows marked EMULATED kept to a T4's limits" in table
+    assert "| EMULATED T4: 01_stub_roberta-base_b16_s32 | ok |" in table
+    assert "| peak GPU GiB | GPU busy |" in table
+
+
+def test_an_emulated_run_is_never_published(project, gpu_machine, capsys):
+    with pytest.raises(SystemExit):
+        main(["--publish", "--emulate", "t4"])
+    assert "never published" in capsys.readouterr().err
+    assert not (project / "runs").exists()

@@ -84,9 +84,12 @@ def run_table(status: dict, figures: list[Path]) -> str:
         "(a notebook's own defaults for the rest). A run that failed or was interrupted is "
         "kept beside the last good notebook, whose row stays.",
         "",
-        "| notebook and workload | status | seconds | finished | parameters | error |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| notebook and workload | status | seconds | peak GPU GiB | GPU busy | finished "
+        "| parameters | error |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
+    if any(entry.get("emulated") for entry in status.values()):
+        lines[3:3] = [EMULATED_NOTE, ""]
     for key, entry in status.items():
         lines.append(table_row(key, entry))
         if "attempt" in entry:
@@ -100,7 +103,19 @@ def table_row(key: str, entry: dict) -> str:
     error = entry["error"]
     if entry["status"] != "ok" and entry.get("notebook"):
         error = f"{error} (kept as {entry['notebook']})".strip()
+    peak, busy = entry.get("peak_gpu_gib"), entry.get("gpu_busy_share")
+    emulated = f"EMULATED {entry['emulated'].upper()}: " if entry.get("emulated") else ""
     return (
-        f"| {key} | {entry['status']} | {entry['seconds']} | {entry['finished']} | {given} "
-        f"| {error} |"
+        f"| {emulated}{key} | {entry['status']} | {entry['seconds']} "
+        f"| {'-' if peak is None else peak} | {'-' if busy is None else f'{100 * busy:.0f} %'} "
+        f"| {entry['finished']} | {given} | {error} |"
     )
+
+
+#: RUN.md's words for a run that kept to an emulated GPU's limits.
+EMULATED_NOTE = (
+    "Rows marked EMULATED kept to a T4's limits (fp16; no FP8, TF32, flash or cuDNN attention; "
+    "PyTorch capped at 15 GiB) on a larger GPU: their seconds are that GPU's, not a T4's. Peak "
+    "GPU GiB is the driver's count above the notebook's start, TensorRT and child processes "
+    "included; GPU busy is NVML's share of time with a kernel running."
+)

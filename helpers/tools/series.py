@@ -32,9 +32,11 @@ from unittest import mock
 import torch
 
 from helpers.errors import SeriesError
+from helpers.gpu import EMULATE_VARIABLE
 from helpers.notebook_checks import DECODER_NOTEBOOKS, check_arguments, check_notebook_values
 from helpers.parameters import check_parameters
 from helpers.records import output_path, project_root, workload_tag
+from helpers.tools.gpu_peak import GpuMeter
 from helpers.tools.notebook_run import (
     beside,
     execute,
@@ -163,6 +165,12 @@ def build_parser() -> Parser:
         action="store_true",
         help="run at the notebooks' defaults and publish "
         "into results/ and figures/ (GPU machines; see the README)",
+    )
+    add(
+        "--emulate",
+        choices=["t4"],
+        help="keep to a T4's limits on a larger GPU (fp16; no FP8, TF32, flash or cuDNN "
+        "attention; 15 GiB for PyTorch); never published, e.g. --output-dir results/t4-emulation",
     )
     add("--kernel", default="python3", help="Jupyter kernel name (default python3)")
     add("--timeout", type=int, default=3600, help="seconds allowed per cell (default 3600)")
@@ -338,11 +346,19 @@ def main(argv: list[str] | None = None) -> int:
 def run_series(argv: list[str]) -> int:
     """Check, run, summarise (and publish); 0 if every notebook run finished ok."""
     args = parse_args(argv)
+    if args.publish and args.emulate:
+        stop("--emulate runs are never published: give --output-dir results/t4-emulation instead")
     if args.publish and (why := publish_refusal()):
         stop(
             f"--publish needs an NVIDIA GPU and Torch-TensorRT, and {why}: publish from a GPU "
             "machine, or leave out --publish to run into runs/latest (nothing was changed)"
         )
+    # the checks and every kernel see the emulated GPU; patch.dict puts the variable back
+    with mock.patch.dict(os.environ, {EMULATE_VARIABLE: args.emulate} if args.emulate else {}):
+        return checked_run(args, argv)
+
+
+def checked_run(args: argparse.Namespace, argv: list[str]) -> int:
     root = project_root()
     run_dir = args.output_dir or "runs/latest"
     jobs = plan(args, root, None if args.publish else run_dir)
@@ -389,7 +405,8 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
         print(f"{notebook.stem}: running ...", flush=True)
         start = time.perf_counter()
         try:
-            error = execute(notebook, beside(target, "running"), params, args)
+            with GpuMeter() as gpu:  # the driver's count: TensorRT and child processes too
+                error = execute(notebook, beside(target, "running"), params, args)
             outcome = "failed" if error else "ok"
         except KeyboardInterrupt:  # papermill has shut its kernel down by now
             error, outcome = "KeyboardInterrupt: stopped with Ctrl-C", "interrupted"
@@ -402,6 +419,9 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
             parameters=params,
             error=error[:500],
             notebook=str(kept.relative_to(root) if kept.is_relative_to(root) else kept),
+            peak_gpu_gib=gpu.peak_gib,
+            gpu_busy_share=gpu.busy_share,
+            emulated=os.environ.get(EMULATE_VARIABLE),
         )
         status[key] = merge_entry(status.get(key), entry)
         status_path.write_text(json.dumps(status, indent=1) + "\n")
