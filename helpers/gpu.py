@@ -153,7 +153,8 @@ def apply_limits(features: GPUFeatures, device: torch.device, *, total_gib: floa
     whole process's peak from the driver instead.
     """
     if features.memory_gib and features.memory_gib < total_gib:
-        torch.cuda.set_per_process_memory_fraction(features.memory_gib / total_gib, device)
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        torch.cuda.set_per_process_memory_fraction(features.memory_gib / total_gib, index)
     if not features.tf32:
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False

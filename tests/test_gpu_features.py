@@ -91,9 +91,12 @@ def test_an_unknown_emulation_is_refused_in_one_line(monkeypatch):
 
 def test_apply_limits_caps_memory_and_turns_off_what_a_t4_lacks(monkeypatch):
     calls = {}
-    monkeypatch.setattr(
-        torch.cuda, "set_per_process_memory_fraction", lambda f, d: calls.update(fraction=f)
-    )
+    def set_fraction(fraction, device):
+        assert isinstance(device, int), "torch wants an index, not a bare 'cuda'"
+        calls.update(fraction=fraction)
+
+    monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", set_fraction)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.backends.cuda, "enable_flash_sdp", lambda on: calls.update(f=on))
     monkeypatch.setattr(torch.backends.cuda, "enable_cudnn_sdp", lambda on: calls.update(c=on))
     matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
