@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from helpers.gpu import emulation
+
 TOO_NOISY = "too noisy to judge here: rerun"
 #: A speed-up counts as noticeable above this ratio (notebook 03's rule).
 NOTICEABLE = 1.1
@@ -44,7 +46,12 @@ def print_verdicts(
     caveats: Sequence[str] = (),
     missing: str = "not testable on this machine: the paths it needs did not run (see above)",
 ) -> None:
-    """This run, then claim, measurement and verdict for each row, then the caveats."""
+    """This run, then claim, measurement and verdict for each row, then the caveats.
+
+    An emulated run says so beside its verdicts: their speeds are the larger GPU's.
+    """
+    if emulation():
+        run = f"{run}; EMULATED {emulation().upper()} limits, this GPU's speeds".lstrip("; ")
     if run:
         print(f"This run: {run}")
     if not verdicts:

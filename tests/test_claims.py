@@ -379,3 +379,14 @@ def test_the_parameters_claim_branches():
         "none of those built passed"
         in claims.parameters_claim(testable=True, fp16_ok=False, **none_passed).verdict
     )
+
+
+def test_an_emulated_run_says_so_beside_its_verdicts(monkeypatch, capsys):
+    verdict = claims.Verdict("a claim", "1.0x", "holds")
+    monkeypatch.setenv("SERIES_EMULATE", "t4")
+    claims.print_verdicts([verdict], run="H200, batch 16")
+    out = capsys.readouterr().out
+    assert "This run: H200, batch 16; EMULATED T4 limits, this GPU's speeds" in out
+    monkeypatch.delenv("SERIES_EMULATE")
+    claims.print_verdicts([verdict], run="H200, batch 16")
+    assert "EMULATED" not in capsys.readouterr().out

@@ -91,6 +91,7 @@ def test_an_unknown_emulation_is_refused_in_one_line(monkeypatch):
 
 def test_apply_limits_caps_memory_and_turns_off_what_a_t4_lacks(monkeypatch):
     calls = {}
+
     def set_fraction(fraction, device):
         assert isinstance(device, int), "torch wants an index, not a bare 'cuda'"
         calls.update(fraction=fraction)

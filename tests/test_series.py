@@ -518,3 +518,23 @@ def test_an_emulated_run_is_never_published(project, gpu_machine, capsys):
         main(["--publish", "--emulate", "t4"])
     assert "never published" in capsys.readouterr().err
     assert not (project / "runs").exists()
+
+
+def test_an_emulated_runs_notebooks_keep_no_images_or_cell_timings(tmp_path):
+    from helpers.tools.notebook_run import lighten
+
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("plot()")
+    cell.metadata["papermill"] = {"duration": 1.5}
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data", data={"image/png": "iVBOR", "text/plain": "<Figure>"}
+        )
+    ]
+    notebook.cells = [cell]
+    path = tmp_path / "08.ipynb"
+    nbformat.write(notebook, path)
+    lighten(path)
+    kept = json.loads(path.read_text())["cells"][0]
+    assert list(kept["outputs"][0]["data"]) == ["text/plain"]
+    assert "papermill" not in kept["metadata"]

@@ -176,3 +176,20 @@ def merge_entry(earlier: dict | None, entry: dict) -> dict:
 def latest(entry: dict) -> dict:
     """The most recent run of a status entry: its attempt if it has one."""
     return entry.get("attempt", entry)
+
+
+def lighten(path: Path) -> None:
+    """Drop an executed notebook's images and papermill's per-cell timings, in place.
+
+    An emulated run is evidence of what ran and what it printed, kept in git beside the
+    published run; its figures show the larger GPU's speeds, and its images would
+    double the repository's size.
+    """
+    notebook = json.loads(path.read_text())
+    for cell in notebook["cells"]:
+        cell.get("metadata", {}).pop("papermill", None)
+        cell.get("metadata", {}).pop("execution", None)
+        for output in cell.get("outputs", []):
+            for kind in [k for k in output.get("data", {}) if k.startswith("image/")]:
+                del output["data"][kind]
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
