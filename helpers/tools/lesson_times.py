@@ -1,0 +1,95 @@
+"""Each lesson's time on the H200 and its estimated time on a Colab T4, for notebooks/README.md.
+
+A T4 was never available here, so its time is estimated from the T4-emulated run on the
+H200 (``--emulate t4``): the share of that run with a kernel on the GPU (NVML's busy share)
+is scaled by how much slower a T4's GPU is, the rest by how much slower Colab's host is.
+
+    python -m helpers.tools.lesson_times      # rewrites the table in notebooks/README.md
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from helpers.records import project_root
+
+#: The H200's memory bandwidth over a T4's (4.8 / 0.32 TB/s) and its dense FP16 tensor rate
+#: over a T4's (989 / 65 TFLOP/s): both about 15. An upper factor: a kernel that keeps
+#: neither busy (a small, latency-bound one) slows down less.
+GPU_FACTOR = 15.0
+#: Colab's two vCPUs against the H200 machine's host: an assumption, not a measurement.
+HOST_FACTOR = 2.0
+#: A lesson longer than this on a T4, by the estimate, does not fit a workshop's slot.
+LESSON_LIMIT_S = 600.0
+MARKERS = ("<!-- lesson-times:start -->", "<!-- lesson-times:end -->")
+
+
+def t4_estimate_s(seconds: float, busy_share: float) -> float:
+    """A T4's time for a run that took ``seconds`` on the H200, busy ``busy_share`` of it."""
+    return seconds * (busy_share * GPU_FACTOR + (1 - busy_share) * HOST_FACTOR)
+
+
+def notebook_of(key: str) -> str:
+    """'08_llm_decoding_Llama-3.2-1B_b1_s256' -> '08'."""
+    return key[:2]
+
+
+def default_runs(status: dict) -> dict[str, dict]:
+    """Per notebook number, its ok run at the notebook's defaults (output_dir aside)."""
+    runs = {}
+    for key, entry in status.items():
+        given = {k: v for k, v in entry.get("parameters", {}).items() if k != "output_dir"}
+        if entry.get("status") == "ok" and not given:
+            runs.setdefault(notebook_of(key), entry)
+    return runs
+
+
+def times_table(published: dict, emulated: dict) -> str:
+    """The markdown table: H200 seconds, the emulated run, its busy share, the T4 estimate."""
+    h200, t4 = default_runs(published), default_runs(emulated)
+    lines = [
+        "| notebook | H200 (published run) | H200, T4 limits emulated | GPU busy | peak GPU GiB "
+        "| T4, estimated |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for number in sorted(set(h200) | set(t4)):
+        mine, emu = h200.get(number), t4.get(number)
+        if emu is None or emu.get("gpu_busy_share") is None:
+            emu_s = busy = peak = estimate = "not run yet"
+        else:
+            seconds, share = emu["seconds"], emu["gpu_busy_share"]
+            estimate_s = t4_estimate_s(seconds, share)
+            over = " (over 10 min)" if estimate_s > LESSON_LIMIT_S else ""
+            emu_s, busy = f"{seconds:.0f} s", f"{100 * share:.0f} %"
+            if not share and not emu["peak_gpu_gib"]:
+                busy = "none: CPU processes"  # 10 with one GPU runs its mechanics on CPUs
+            peak = f"{emu['peak_gpu_gib']:.1f}"
+            estimate = f"{estimate_s / 60:.0f} min{over}"
+        h200_s = f"{mine['seconds']:.0f} s" if mine else "not run"
+        lines.append(f"| {number} | {h200_s} | {emu_s} | {busy} | {peak} | {estimate} |")
+    return "\n".join(lines)
+
+
+def write_table(readme: Path, table: str) -> None:
+    """Put ``table`` between the markers of ``readme``."""
+    start, end = MARKERS
+    text = readme.read_text()
+    pattern = re.compile(f"{re.escape(start)}.*?{re.escape(end)}", re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"{readme} has no {start} ... {end} markers")
+    readme.write_text(pattern.sub(lambda _: f"{start}\n{table}\n{end}", text))
+
+
+def main() -> None:
+    root = project_root()
+    published = json.loads((root / "results" / "run-status.json").read_text())
+    emulated_path = root / "results" / "t4-emulation" / "results" / "run-status.json"
+    emulated = json.loads(emulated_path.read_text()) if emulated_path.exists() else {}
+    write_table(root / "notebooks" / "README.md", times_table(published, emulated))
+    print(f"wrote the lesson times into {root / 'notebooks' / 'README.md'}")
+
+
+if __name__ == "__main__":
+    main()
