@@ -81,8 +81,9 @@ class GPUFeatures:
         line = (
             f"{self.name}: compute capability {self.capability[0]}.{self.capability[1]}, "
             f"{self.memory_gib:.1f} GiB usable, 16-bit work in {dtype_label(self.half_dtype)}; "
-            f"has {', '.join(has) or 'none of bf16, fp8, tf32, flash, cudnn'}"
-            + (f"; lacks {', '.join(lacks)}" if lacks else "")
+            + "; ".join(
+                [f"has {', '.join(has)}"] * bool(has) + [f"lacks {', '.join(lacks)}"] * bool(lacks)
+            )
         )
         return f"EMULATED {self.emulating.upper()}: {line}" if self.emulating else line
 
@@ -171,5 +172,6 @@ def emulation_caveat(features: GPUFeatures) -> str | None:
     return (
         f"EMULATED: this run keeps to a {features.emulating.upper()}'s limits (fp16, no FP8, "
         f"TF32, flash or cuDNN attention, {features.memory_gib:.0f} GiB for PyTorch) on "
-        f"{features.name.removesuffix(' as a T4')}; its speeds are that GPU's, not a T4's."
+        f"{features.name.removesuffix(' as a T4')}; its speeds are that GPU's, not a T4's. "
+        "TensorRT is not emulated: its engines may still use TF32 and this GPU's kernels."
     )

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
+from helpers.gpu import gpu_features
 from helpers.timing import benchmark_latency
 
 
@@ -50,11 +51,13 @@ def matmul_tflops(device: torch.device, dtype: torch.dtype, allow_tf32: bool = F
 def measure_ceilings(device: torch.device) -> dict[str, float]:
     """Matrix-product TFLOP/s per arithmetic ('fp32', 'tf32', 'fp16') measured here.
 
-    On a CPU only 'fp32' is measured: CPU half precision is no peak to aim for.
+    On a CPU only 'fp32' is measured: CPU half precision is no peak to aim for; 'tf32' only
+    where the GPU has it.
     """
     ceilings = {"fp32": matmul_tflops(device, torch.float32)}
-    if device.type == "cuda":
+    if device.type == "cuda" and gpu_features(device).tf32:  # an emulated T4 has none
         ceilings["tf32"] = matmul_tflops(device, torch.float32, allow_tf32=True)
+    if device.type == "cuda":
         ceilings["fp16"] = matmul_tflops(device, torch.float16)
     return ceilings
 

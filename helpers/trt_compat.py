@@ -19,7 +19,6 @@ import torch
 from packaging.version import Version
 
 from helpers.errors import ParameterError, SkipStep
-from helpers.gpu import gpu_features
 
 PRECISIONS = ("fp32", "fp16")
 #: The dtype each precision asks for: the model's dtype, and the accuracy gate's.
@@ -132,7 +131,6 @@ def settings_for(
     names: frozenset[str],
     causal: bool = False,
     static_shape: bool = False,
-    tf32: bool = True,
 ) -> TensorRTSettings:
     """Translate 'fp16'/'fp32' into what one Torch-TensorRT generation expects.
 
@@ -150,8 +148,6 @@ def settings_for(
       layer did not return from its first call at a fully static shape (notebook 02 shows
       it), so ``decompose_attention=True`` builds attention from matrix products and a
       softmax, as an ONNX export does, where the setting exists.
-    * ``tf32`` False (a GPU without TF32, or an emulated T4): ``disable_tf32=True``, so that
-      an FP32 engine computes as it would on that GPU.
     """
     dtype = PRECISION_DTYPES[check_precision(precision)]
     cast = torch.float16 if precision == "fp16" else None
@@ -169,9 +165,6 @@ def settings_for(
     if static_shape and rtx and "decompose_attention" in names:
         kwargs["decompose_attention"] = True
         why += "; decompose_attention=True: the attention layer hangs at a static shape on RTX"
-    if not tf32 and precision == "fp32" and "disable_tf32" in names:
-        kwargs["disable_tf32"] = True
-        why += "; disable_tf32=True: this GPU has no TF32"
     return TensorRTSettings(cast_model_to=cast, kwargs=kwargs, why=why, dtype=dtype)
 
 
@@ -188,16 +181,7 @@ def tensorrt_settings(
         names=setting_names(torch_tensorrt),
         causal=causal,
         static_shape=static_shape,
-        tf32=gpu_has_tf32(),
     )
-
-
-def gpu_has_tf32() -> bool:
-    """Whether this GPU (an emulated T4 has none) has TF32; True where it cannot be read."""
-    try:
-        return gpu_features("cuda").tf32
-    except (AssertionError, RuntimeError):  # a CPU build of torch, or no driver
-        return True
 
 
 def import_tensorrt():

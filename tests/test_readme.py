@@ -94,6 +94,9 @@ ELSEWHERE = {
     "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu": ".ci/run",
     "pip install -r requirements.txt -e .": ".ci/run, as the test command's first half",
     "python -m pytest --nbval-lax tests notebooks": ".ci/run, the test command",
+    "python -m helpers.tools.series --emulate t4 --output-dir results/t4-emulation": (
+        "test_series.py::test_an_emulated_run_reaches_its_kernels_and_its_run_table_says_so"
+    ),
     "python -m helpers.tools.colab --repo https://github.com/OWNER/NAME": (
         "test_colab_cells.py::test_cli_check_exit_status"
     ),

@@ -223,14 +223,3 @@ def test_the_tensorrt_module_follows_torch_tensorrt_s_build(monkeypatch):
     with pytest.raises(SkipStep, match="pip install tensorrt-rtx"):
         import_tensorrt()
     tensorrt_status.cache_clear()
-
-
-def test_a_gpu_without_tf32_gets_strict_fp32_engines():
-    """A T4 (or an emulated one) has no TF32: its FP32 engines must not use it either."""
-    names = frozenset({"disable_tf32", "use_explicit_typing"})
-    strict = settings_for("fp32", version="2.11.0", rtx=True, names=names, tf32=False)
-    assert strict.kwargs["disable_tf32"] is True and "no TF32" in strict.why
-    default = settings_for("fp32", version="2.11.0", rtx=True, names=names)
-    assert "disable_tf32" not in default.kwargs
-    fp16 = settings_for("fp16", version="2.11.0", rtx=True, names=names, tf32=False)
-    assert "disable_tf32" not in fp16.kwargs

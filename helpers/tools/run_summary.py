@@ -89,7 +89,7 @@ def run_table(status: dict, figures: list[Path]) -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     if any(entry.get("emulated") for entry in status.values()):
-        lines[3:3] = [EMULATED_NOTE, ""]
+        lines[3:3] = ["", EMULATED_NOTE]
     for key, entry in status.items():
         lines.append(table_row(key, entry))
         if "attempt" in entry:
@@ -115,7 +115,8 @@ def table_row(key: str, entry: dict) -> str:
 #: RUN.md's words for a run that kept to an emulated GPU's limits.
 EMULATED_NOTE = (
     "Rows marked EMULATED kept to a T4's limits (fp16; no FP8, TF32, flash or cuDNN attention; "
-    "PyTorch capped at 15 GiB) on a larger GPU: their seconds are that GPU's, not a T4's. Peak "
+    "PyTorch capped at 15 GiB) on a larger GPU: their seconds are that GPU's, not a T4's, and "
+    "TensorRT is not emulated (its engines may still use TF32 and that GPU's kernels). Peak "
     "GPU GiB is the driver's count above the notebook's start, TensorRT and child processes "
     "included; GPU busy is NVML's share of time with a kernel running."
 )
