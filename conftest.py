@@ -53,13 +53,25 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[VARIABLES] = {name: os.environ.get(name) for name in RUNNER_VARIABLES}
 
 
+#: Fewer timed calls under nbval: its checked cells never depend on how many calls were
+#: timed, and on a CPU the timing loops are most of a notebook's time.
+QUICK_TIMING = {"warmup": 2, "iterations": 10, "max_seconds": 1.0}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Point each notebook nbval runs at a temporary output_dir, after its parameters cell."""
+    """Point each notebook nbval runs at a temporary output_dir, after its parameters cell,
+    and cap its timed calls (QUICK_TIMING) where it has those parameters."""
     for item in items:
         cell = getattr(item, "cell", None)  # nbval's cell items carry their notebook cell
         if cell is not None and "parameters" in cell.get("metadata", {}).get("tags", []):
             folder = config.stash[SCRATCH] / "nbval" / Path(str(item.fspath)).stem
+            quick = [
+                f"{name} = min({name}, {most!r})  # capped by the tests: fewer timed calls\n"
+                for name, most in QUICK_TIMING.items()
+                if f"\n{name} = " in f"\n{cell.source}"
+            ]
             cell.source += f"\noutput_dir = {str(folder)!r}  # set by the tests: not runs/\n"
+            cell.source += "".join(quick)
 
 
 @pytest.fixture(autouse=True)
