@@ -16,6 +16,7 @@ import torch
 from helpers.environment import resolve_device
 from helpers.errors import ParameterError
 from helpers.gpu import gpu_features
+from helpers.offline import canonical_name
 from helpers.parameters import (
     check_choice,
     check_count,
@@ -23,7 +24,7 @@ from helpers.parameters import (
     check_fits_one_gpu,
     check_parameters,
 )
-from helpers.workload import TINY_DECODER, load_config
+from helpers.workload import TINY_DECODER, load_config, offline_decoder
 
 #: 09's request mix on a tiny model (a CPU's worth: the mechanics, not the speeds): the most
 #: of each value; 09's setup cell applies them and the runner checks what 09 will run.
@@ -52,11 +53,22 @@ def _tiny(values: Mapping) -> bool:
     return values["size"] == "tiny" or (values["size"] == "auto" and not _on_gpu(values))
 
 
+#: Offline-table decoders whose tiny random version has clear greedy steps for 08's loop
+#: check (Llama-3.2-1B ties its embeddings); a tiny random 8B has none ("agree_clear nan").
+CLEAR_WHEN_TINY = ("Llama-3.2-1B",)
+
+
 def _decoding(values: Mapping) -> None:
-    """08: the model size, the tokens decoded and the batch sweep."""
+    """08: the model size, the tokens decoded, the batch sweep, a model its check can judge."""
     check_choice("size", values["size"], SIZES)
     check_count("new_tokens", values["new_tokens"], 2)  # decode needs at least 2 tokens
     check_counts("sweep_batches", values["sweep_batches"])
+    name = values["model_name"]
+    if _tiny(values) and offline_decoder(name) and canonical_name(name) not in CLEAR_WHEN_TINY:
+        raise ParameterError(
+            f"model_name={name!r}: its tiny random version (size 'tiny', or 'auto' on a CPU) "
+            "has no clear greedy step for 08's loop check; use 'meta-llama/Llama-3.2-1B' or a GPU"
+        )
 
 
 def _serving(values: Mapping) -> None:

@@ -24,6 +24,11 @@ def test_every_notebook_passes_its_own_checks_at_its_defaults(number):
         ("08", {"size": "huge"}, "size='huge': use one of 'auto', 'full', 'tiny'"),
         ("08", {"new_tokens": 1}, "new_tokens=1 must be an integer >= 2"),
         ("08", {"sweep_batches": "[1, 8]"}, "-y 'sweep_batches: [1, 8]'"),
+        (
+            "08",
+            {"model_name": "meta-llama/Llama-3.1-8B", "size": "tiny"},
+            "no clear greedy step for 08's loop check; use 'meta-llama/Llama-3.2-1B'",
+        ),
         ("09", {"num_requests": 0}, "num_requests=0 must be an integer >= 1"),
         ("09", {"seed": True}, "seed=True must be an integer >= 0"),
         ("09", {"prompt_median": 2000}, "prompt_median=2000 exceeds seq_len=1024"),
@@ -58,3 +63,9 @@ def test_serving_checks_its_longest_request_at_the_size_it_will_run():
     arguments = check_arguments("09", values)
     assert (arguments["batch_size"], arguments["seq_len"]) == (16, 1024 + 512)
     assert arguments["kind"] == "decoder" and "threshold" not in arguments
+
+
+def test_a_full_size_8b_and_a_tiny_1b_pass_08s_model_rule():
+    check_notebook_values("08", {**DEFAULTS["08"], "size": "tiny"})  # the default, 1B
+    full_8b = {**DEFAULTS["08"], "model_name": "meta-llama/Llama-3.1-8B", "size": "full"}
+    check_notebook_values("08", full_8b)

@@ -139,3 +139,24 @@ def test_a_model_too_large_for_one_gpu_is_refused_before_it_loads():
     check_fits_one_gpu("meta-llama/Llama-3.1-8B", tokens=512, batch=1, gpu_gib=20.0)
     with pytest.raises(ParameterError, match="weights and cache"):  # the cache alone tips it
         check_fits_one_gpu("meta-llama/Llama-3.1-8B", tokens=2048, batch=64, gpu_gib=20.0)
+
+
+def test_a_value_changed_for_the_machine_is_printed_and_recorded(monkeypatch, capsys, tmp_path):
+    from helpers import parameters
+    from helpers.records import save_record
+
+    monkeypatch.setattr(parameters, "ADJUSTED", {})
+    assert parameters.adjust("sweep_batches", [1, 8], [1, 8], "unchanged") == [1, 8]
+    assert capsys.readouterr().out == ""  # an unchanged value says nothing
+    assert parameters.adjust("sweep_batches", [1, 8, 32], [1, 2], "a CPU") == [1, 2]
+    assert capsys.readouterr().out == "sweep_batches: [1, 8, 32] -> [1, 2] (a CPU)\n"
+    record = save_record(
+        "08-test",
+        parameters={"model_name": "m", "batch_size": 1, "seq_len": 2},
+        environment={},
+        output_dir=tmp_path,
+    )
+    import json
+
+    adjusted = json.loads(record.read_text())["adjusted_parameters"]
+    assert adjusted == {"sweep_batches": {"given": [1, 8, 32], "used": [1, 2], "why": "a CPU"}}

@@ -538,3 +538,26 @@ def test_an_emulated_runs_notebooks_keep_no_images_or_cell_timings(tmp_path):
     kept = json.loads(path.read_text())["cells"][0]
     assert list(kept["outputs"][0]["data"]) == ["text/plain"]
     assert "papermill" not in kept["metadata"]
+
+
+def test_a_value_the_notebook_changed_for_its_machine_is_marked_in_the_parameters_cell(tmp_path):
+    from helpers.tools.notebook_run import note_adjusted
+
+    notebook = nbformat.v4.new_notebook()
+    parameters = nbformat.v4.new_code_cell("sweep_batches = [1, 8]  # sizes\nseq_len = 256\n")
+    parameters.metadata["tags"] = ["parameters"]
+    setup = nbformat.v4.new_code_cell("h.adjust(...)")
+    setup.outputs = [
+        nbformat.v4.new_output(
+            "stream", name="stdout", text="sweep_batches: [1, 8] -> [1, 2] (a CPU)\nok\n"
+        )
+    ]
+    notebook.cells = [parameters, setup]
+    path = tmp_path / "08.ipynb"
+    nbformat.write(notebook, path)
+    note_adjusted(path)
+    note_adjusted(path)  # a second pass changes nothing
+    source = "".join(json.loads(path.read_text())["cells"][0]["source"])
+    assert source == (
+        "sweep_batches = [1, 8]  # sizes; ran with [1, 2] here (a CPU)\nseq_len = 256\n"
+    )

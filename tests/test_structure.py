@@ -136,7 +136,8 @@ def test_lesson_helpers_stay_small():
     # engines on a GPU without TF32.
     # 3,840: each notebook's own parameter rules in one module (notebook_checks.py), which
     # its first cell and the series runner share, so the runner refuses what a notebook would.
-    assert lines <= 3840, f"helpers/ (without tools/) has {lines} lines"
+    # 3,850: 08 refuses a model whose tiny random version its loop check cannot judge.
+    assert lines <= 3850, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import signal
 import threading
 from pathlib import Path
@@ -107,6 +108,7 @@ def execute(notebook: Path, target: Path, params: dict, args: argparse.Namespace
     finally:
         if target.exists():  # a partial notebook too: it shows what ran, with its values
             fold_parameters(target)
+            note_adjusted(target)
     return error
 
 
@@ -192,4 +194,35 @@ def lighten(path: Path) -> None:
         for output in cell.get("outputs", []):
             for kind in [k for k in output.get("data", {}) if k.startswith("image/")]:
                 del output["data"][kind]
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+
+
+#: What ``helpers.parameters.adjust`` prints: "NAME: GIVEN -> USED (WHY)".
+ADJUSTED_LINE = re.compile(r"^(\w+): (.+) -> (.+) \((.+)\)$")
+
+
+def note_adjusted(path: Path) -> None:
+    """Mark in the parameters cell each value the notebook changed for its machine.
+
+    The notebook prints each change (``h.adjust``); the saved parameters cell then says
+    what ran, not only what was asked for.
+    """
+    notebook = json.loads(path.read_text())
+    printed = "".join(
+        "".join(output.get("text", ""))
+        for cell in notebook["cells"]
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "stream"
+    )
+    changed = {m[1]: (m[3], m[4]) for m in map(ADJUSTED_LINE.match, printed.splitlines()) if m}
+    for cell in notebook["cells"]:
+        if changed and "parameters" in cell["metadata"].get("tags", []):
+            lines = "".join(cell["source"]).splitlines(keepends=True)
+            for i, line in enumerate(lines):
+                name = line.partition(" = ")[0]
+                if name in changed and "ran with" not in line:
+                    used, why = changed[name]
+                    joint = "; " if "#" in line else "  # "
+                    lines[i] = f"{line.rstrip()}{joint}ran with {used} here ({why})\n"
+            cell["source"] = lines
     path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
