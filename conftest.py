@@ -21,7 +21,11 @@ SCRATCH = pytest.StashKey[Path]()  # the session's temporary folder
 RUNS = pytest.StashKey[dict]()  # runs/ as the session found it
 VARIABLES = pytest.StashKey[dict]()  # RUNNER_VARIABLES as the session found them
 #: A series run that failed or was interrupted, kept beside a notebook: not a lesson to test.
-collect_ignore_glob = [f"notebooks/*.{end}.ipynb" for end in ("running", "failed", "interrupted")]
+collect_ignore_glob = [
+    f"notebooks/{folder}*.{end}.ipynb"
+    for folder in ("", "deep-dives/")
+    for end in ("running", "failed", "interrupted")
+]
 
 
 def snapshot(folder: Path) -> dict[str, tuple[int, int]]:

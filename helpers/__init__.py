@@ -32,6 +32,7 @@ from helpers.errors import (
     SkipStep,
 )
 from helpers.gpu import dtype_label, gpu_features
+from helpers.lesson import Lesson, start_lesson
 from helpers.notebook_checks import check_notebook_values
 from helpers.parameters import adjust, check_parameters
 from helpers.profiling import CallProfile, format_profile, profile_calls

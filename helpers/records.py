@@ -36,6 +36,15 @@ def output_path(output_dir: str | Path, *parts: str) -> Path:
     return path
 
 
+def number_of(name: str | Path) -> str:
+    """'02' or '02d' (a deep dive): the number that starts a notebook's, record's, run's or
+    figure's name ('02_fp16_compile.ipynb', '02d-profiles', '02-latency_roberta-base_b16_s32')."""
+    match = re.match(r"\d\dd?", Path(name).name)
+    if match is None:
+        raise ValueError(f"{name!r} does not start with a notebook number")
+    return match.group()
+
+
 def workload_tag(model_name: str, batch_size: int, seq_len: int) -> str:
     """'roberta-base_b16_s32': names files so that workloads do not collide."""
     model = re.sub(r"[^A-Za-z0-9.-]+", "-", canonical_name(model_name))

@@ -7,10 +7,11 @@ import torch
 
 from helpers.errors import ParameterError
 from helpers.notebook_checks import check_arguments, check_notebook, check_notebook_values
+from helpers.records import number_of
 from helpers.tools.series import notebook_defaults, notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULTS = {path.name[:2]: notebook_defaults(path) for path in notebooks(ROOT)}
+DEFAULTS = {number_of(path): notebook_defaults(path) for path in notebooks(ROOT)}
 
 
 @pytest.mark.parametrize("number", DEFAULTS)

@@ -19,6 +19,7 @@ import nbformat
 import pytest
 import torch
 
+from helpers.records import number_of
 from helpers.tools import series
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +83,7 @@ def recorded(tmp_path, monkeypatch):
     ran = {}
 
     def execute(notebook, target, params, args):
-        ran[notebook.name[:2]] = params
+        ran[number_of(notebook)] = params
         return ""  # no error
 
     monkeypatch.setattr(series, "execute", execute)

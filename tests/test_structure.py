@@ -2,21 +2,61 @@
 
 import ast
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 
-from helpers.records import project_root
-from helpers.tools.series import notebooks
+from helpers.records import number_of, project_root
+from helpers.tools.series import is_deep_dive, notebooks
 
 ROOT = project_root()
-NOTEBOOKS = {path.name[:2]: path for path in notebooks(ROOT)}
+NOTEBOOKS = {number_of(path): path for path in notebooks(ROOT)}
+#: A workshop's bar (issue 42): code lines, longest code cell, markdown sentences over 35 words.
+BAR = {"core": (250, 30, 2), "deep dive": (450, 45, None)}
+
+
+def cells_of(number: str, kind: str) -> list[str]:
+    cells = json.loads(NOTEBOOKS[number].read_text())["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == kind]
 
 
 def code_of(number: str) -> str:
-    cells = json.loads(NOTEBOOKS[number].read_text())["cells"]
-    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    """The code of lesson ``number`` and of its deep dive: a call may be taught in either."""
+    numbers = [n for n in NOTEBOOKS if n[:2] == number[:2] and n.startswith(number)]
+    return "\n".join("\n".join(cells_of(n, "code")) for n in numbers)
+
+
+def lines(source: str) -> int:
+    return sum(1 for line in source.splitlines() if line.strip())
+
+
+def long_sentences(markdown: str, words: int = 35) -> list[str]:
+    """Sentences over ``words`` words, outside code blocks and tables."""
+    text = re.sub(r"```.*?```", " ", markdown, flags=re.S)
+    text = " ".join(line for line in text.splitlines() if not line.lstrip().startswith("|"))
+    return [s for s in re.split(r"(?<=[.!?])\s+", text) if len(s.split()) > words]
+
+
+@pytest.mark.parametrize("number", NOTEBOOKS, ids=list(NOTEBOOKS))
+def test_each_lesson_fits_a_workshop(number):
+    kind = "deep dive" if is_deep_dive(NOTEBOOKS[number]) else "core"
+    most_lines, most_cell, most_long = BAR[kind]
+    code = [c for c in cells_of(number, "code") if not c.startswith("# Colab only")]
+    assert sum(map(lines, code)) <= most_lines, f"{kind} {number}: too many code lines"
+    longest = max(code, key=lines)
+    assert lines(longest) <= most_cell, f"{kind} {number}: a cell of {lines(longest)} lines"
+    if most_long is not None:
+        long = long_sentences("\n".join(cells_of(number, "markdown")))
+        assert len(long) <= most_long, f"{kind} {number}: sentences over 35 words: {long}"
+
+
+@pytest.mark.parametrize("number", NOTEBOOKS, ids=list(NOTEBOOKS))
+def test_a_lesson_starts_with_one_call_and_ends_with_one(number):
+    code = "\n".join(cells_of(number, "code"))
+    assert code.count("h.start_lesson(") == 1
+    assert code.count("lesson.finish(") == 1
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS.values(), ids=list(NOTEBOOKS))

@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 
-from helpers.records import project_root
+from helpers.records import number_of, project_root
 
 #: The H200's memory bandwidth over a T4's (4.8 / 0.32 TB/s) and its dense FP16 tensor rate
 #: over a T4's (989 / 65 TFLOP/s): both about 15. An upper factor: a kernel that keeps
@@ -32,8 +32,8 @@ def t4_estimate_s(seconds: float, busy_share: float) -> float:
 
 
 def notebook_of(key: str) -> str:
-    """'08_llm_decoding_Llama-3.2-1B_b1_s256' -> '08'."""
-    return key[:2]
+    """'08_llm_decoding_Llama-3.2-1B_b1_s256' -> '08' ('08d' for a deep dive)."""
+    return number_of(key)
 
 
 def default_runs(status: dict) -> dict[str, dict]:

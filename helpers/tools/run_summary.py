@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-from helpers.records import load_records, workload_tag
+from helpers.records import load_records, number_of, workload_tag
 from helpers.tools import roofline_plot
 from helpers.tools.notebook_run import latest, merge_entry
 from helpers.tools.report import build_report, with_claims
@@ -33,13 +33,14 @@ def write_summaries(run_dir: Path, status: dict, ran: list[str]) -> None:
 
 def run_key(key: str) -> tuple[str, str]:
     """(notebook number, workload tag) of a run's key, '02_fp16_compile_roberta-base_b16_s32'."""
-    return key[:2], "_".join(key.rsplit("_", 3)[1:])
+    return number_of(key), "_".join(key.rsplit("_", 3)[1:])
 
 
 def record_key(record: dict) -> tuple[str, str]:
     """(notebook number, workload tag) of a record, as a run's key names them."""
     p = record["parameters"]
-    return record["notebook"][:2], workload_tag(p["model_name"], p["batch_size"], p["seq_len"])
+    tag = workload_tag(p["model_name"], p["batch_size"], p["seq_len"])
+    return number_of(record["notebook"]), tag
 
 
 def publish(root: Path, run_dir: Path, since: float, ran: dict) -> list[str]:
@@ -50,11 +51,11 @@ def publish(root: Path, run_dir: Path, since: float, ran: dict) -> list[str]:
     another machine), in results/run-status.json; a run that did not finish ok is recorded
     beside the last good one, which stays.
     """
-    done = {key[:2] for key, entry in ran.items() if latest(entry)["status"] == "ok"}
+    done = {number_of(key) for key, entry in ran.items() if latest(entry)["status"] == "ok"}
     copied = []
     for kind, target in (("results/records", "results/records"), ("figures", "figures")):
         for path in sorted((run_dir / kind).glob("*")):
-            if path.stat().st_mtime >= since and path.name[:2] in done:
+            if path.stat().st_mtime >= since and number_of(path.name) in done:
                 (root / target).mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, root / target / path.name)
                 copied.append(f"{target}/{path.name}")

@@ -35,7 +35,7 @@ from helpers.errors import SeriesError
 from helpers.gpu import EMULATE_VARIABLE
 from helpers.notebook_checks import DECODER_NOTEBOOKS, check_arguments, check_notebook_values
 from helpers.parameters import check_parameters
-from helpers.records import output_path, project_root, workload_tag
+from helpers.records import number_of, output_path, project_root, workload_tag
 from helpers.tools.gpu_peak import GpuMeter
 from helpers.tools.notebook_run import (
     beside,
@@ -80,21 +80,41 @@ class Interrupted(Exception):
         self.notebook, self.kept, self.ran, self.left = notebook, kept, ran, left
 
 
+#: Where the deep dives live, beside the core lessons: ``02d_...ipynb`` goes deeper than 02.
+DEEP_DIVES = "deep-dives"
+#: Names --only takes for a whole part of the series.
+PARTS = ("core", DEEP_DIVES)
+
+
 def notebooks(root: Path, only: str | None = None) -> list[Path]:
-    """The numbered notebooks, optionally only those whose number is in ``only``."""
-    found = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    found = [p for p in found if "." not in p.stem]  # not NAME.failed.ipynb and the like
+    """The core lessons, then the deep dives; with ``only``, those it names.
+
+    ``only`` lists numbers ("2", "02", "02d") or a part ("core", "deep-dives").
+    """
+    core = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    deep = sorted((root / "notebooks" / DEEP_DIVES).glob("[0-9][0-9]d_*.ipynb"))
+    found = [p for p in core + deep if "." not in p.stem]  # not NAME.failed.ipynb and the like
     if only:
-        wanted = {n.strip().zfill(2) for n in only.split(",") if n.strip()}
-        unknown = wanted - {p.name[:2] for p in found}
+        words = {n.strip() for n in only.split(",") if n.strip()}
+        parts = {"core": core, DEEP_DIVES: deep}
+        wanted = {number_of(p) for w in words & set(PARTS) for p in parts[w]}
+        wanted |= {w.zfill(3) if w.endswith("d") else w.zfill(2) for w in words - set(PARTS)}
+        unknown = {w for w in wanted if w not in {number_of(p) for p in found}}
         if unknown:
-            stop(f"--only: no notebook numbered {', '.join(sorted(unknown))} in {root}")
-        found = [p for p in found if p.name[:2] in wanted]
+            stop(
+                f"--only: no notebook numbered {', '.join(sorted(unknown))} in {root} "
+                f"(numbers such as 02 or 02d, or {' or '.join(PARTS)})"
+            )
+        found = [p for p in found if number_of(p) in wanted]
     return found
 
 
 def kind_of(notebook: Path) -> str:
     return "decoder" if notebook.name[:2] in DECODER_NOTEBOOKS else "encoder"
+
+
+def is_deep_dive(notebook: Path) -> bool:
+    return number_of(notebook).endswith("d")
 
 
 def stop(message: str) -> NoReturn:
@@ -117,7 +137,11 @@ def build_parser() -> Parser:
     )
     add = parser.add_argument
     add("--output-dir", help="run folder (default runs/latest)")
-    add("--only", help="comma-separated notebook numbers, e.g. 02,03 (default: all)")
+    add(
+        "--only",
+        help="comma-separated notebook numbers, e.g. 02,03,02d, or core or deep-dives "
+        "(default: all, the core lessons first)",
+    )
     add(
         "--model-name",
         help="encoder of notebooks 01-07: hub id or local folder (offline: "
@@ -229,7 +253,7 @@ def same_type(value, default) -> bool:
 
 
 def numbers(paths: list[Path], sep: str = ", ") -> str:
-    return sep.join(p.name[:2] for p in paths)
+    return sep.join(number_of(p) for p in paths)
 
 
 def type_name(default) -> str:
@@ -253,7 +277,7 @@ def check_fit(option: str, name: str, value, targets: list[Path], takers: list[P
         default = defaults[path][name]
         if not same_type(value, default):
             stop(
-                f"{option} {value!r}: notebook {path.name[:2]} takes a {type_name(default)}, "
+                f"{option} {value!r}: notebook {number_of(path)} takes a {type_name(default)}, "
                 f"like its default {default!r}"
             )
 
@@ -297,7 +321,7 @@ def check_values(jobs: list[tuple[Path, dict]]) -> None:
     kernel starts; an error that every notebook would meet is said once, as such."""
     errors, seen = {}, {}
     for path, params in jobs:
-        error = notebook_error(path.name[:2], {**notebook_defaults(path), **params}, seen)
+        error = notebook_error(number_of(path), {**notebook_defaults(path), **params}, seen)
         if error:
             errors[path] = error
     if not errors:

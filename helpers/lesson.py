@@ -1,0 +1,86 @@
+"""A lesson's bookkeeping in two calls: one to start it, one to end it.
+
+``lesson = h.start_lesson("02-fp16-compile", globals())`` checks every parameter (one clear
+line on a bad value, before any work) and prints the machine; ``lesson.finish(...)`` prints
+the verdicts and writes the record. What lies between is the lesson.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from helpers.claims import Verdict, print_verdicts
+from helpers.environment import caveats, environment_report, format_report
+from helpers.gpu import GPUFeatures, gpu_features
+from helpers.notebook_checks import check_notebook
+from helpers.parameters import check_parameters
+from helpers.records import number_of, save_record
+
+#: Parameters every record lists when the notebook has them (the workload and its timing).
+RECORDED = ("model_name", "batch_size", "seq_len", "warmup", "iterations", "max_seconds")
+
+
+@dataclass
+class Lesson:
+    """What a lesson's cells share: its device, the machine's report, the GPU's features."""
+
+    name: str  # the record's name: "02-fp16-compile", "02d-profiles"
+    device: torch.device
+    environment: dict
+    features: GPUFeatures
+    parameters: dict = field(default_factory=dict)
+    output_dir: str = "runs/latest"
+
+    def caveats(self, weights: str | None = None, tensorrt: bool = True) -> list[str]:
+        """What a reader must know before trusting this run's numbers."""
+        return caveats(self.environment, weights, tensorrt)
+
+    def finish(
+        self,
+        *,
+        verdicts: Sequence[Verdict],
+        results: Sequence = (),
+        run: str = "",
+        caveats: Sequence[str] = (),
+        parameters: Mapping | None = None,
+        **extra,
+    ) -> Path:
+        """Print the verdicts, then write the record (``extra``: what else it keeps)."""
+        print_verdicts(verdicts, run=run, caveats=caveats)
+        path = save_record(
+            self.name,
+            parameters={**self.parameters, **(parameters or {})},
+            environment=self.environment,
+            results=results,
+            output_dir=self.output_dir,
+            claims=[v.record() for v in verdicts],
+            **extra,
+        )
+        print("record:", path.name)
+        return path
+
+
+def start_lesson(name: str, values: Mapping) -> Lesson:
+    """Check the notebook's parameters (``values``: its ``globals()``), print the machine.
+
+    A bad value stops here with one line that says what to change, before any work.
+    """
+    number = number_of(name)
+    device = check_notebook(number, values)
+    environment = environment_report(device)
+    print(format_report(environment))
+    takes = inspect.signature(check_parameters).parameters
+    parameters = {k: values[k] for k in RECORDED if k in values and k in takes}
+    return Lesson(
+        name=name,
+        device=device,
+        environment=environment,
+        features=gpu_features(device),
+        parameters=parameters,
+        output_dir=values.get("output_dir", "runs/latest"),
+    )
