@@ -116,6 +116,14 @@ LAUNCH_CALLS = (
 )
 
 
+def decode_kernel_kind(name: str) -> str:
+    """kernel_kind, with Inductor's reductions that compute a matrix product (``mm`` in the
+    name: the batch-1 rewrite of ``coordinate_descent_tuning``) counted as matrix products."""
+    if name.startswith("triton_") and {"mm", "addmm"} & set(name.split("_")):
+        return "matrix products"
+    return kernel_kind(name)
+
+
 @dataclass(frozen=True)
 class StepProfile:
     """Per-step averages of a decode loop: unprofiled wall time, then the profiler's counts."""
@@ -126,6 +134,7 @@ class StepProfile:
     launches: float  # host launch calls per step
     launch_us: float  # mean duration of one launch call on the host
     top: list[tuple[str, float, float]] = field(default_factory=list)  # kernel, ms, calls a step
+    by_kind: dict[str, float] = field(default_factory=dict)  # kernel ms a step per kernel_kind
 
     @property
     def idle_ms(self) -> float:
@@ -159,6 +168,10 @@ def profile_decode_steps(
     launch = [e for e in events if e.name in LAUNCH_CALLS]
     launch_us = sum(e.time_range.elapsed_us() for e in launch) / len(launch) if launch else 0.0
     longest = sorted(durations.items(), key=lambda item: -sum(item[1]))[:top]
+    by_kind: dict[str, float] = {}
+    for name, us in durations.items():
+        kind = decode_kernel_kind(name)
+        by_kind[kind] = by_kind.get(kind, 0.0) + sum(us) / 1e3 / steps
     return StepProfile(
         wall_ms=wall_ms,
         kernel_ms=sum(map(sum, durations.values())) / 1e3 / steps,
@@ -166,6 +179,7 @@ def profile_decode_steps(
         launches=len(launch) / steps,
         launch_us=launch_us,
         top=[(name[:70], sum(us) / 1e3 / steps, len(us) / steps) for name, us in longest],
+        by_kind=by_kind,
     )
 
 

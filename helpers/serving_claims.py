@@ -6,7 +6,7 @@ these functions word them, so that every branch has a unit test.
 
 from __future__ import annotations
 
-from helpers.claims import TOO_NOISY, Verdict
+from helpers.claims import Verdict
 
 IN_FLIGHT = (
     "in-flight batching allows the scheduler to add new sequences to the running batch as soon "
@@ -22,37 +22,58 @@ PAGED = (
 )
 
 
+#: What a verdict says instead of a judgement its own noise rule voids.
+NOT_JUDGED = (
+    "not judged: the two passes did not cost the same per step, so the gain is not the "
+    "schedule's alone"
+)
+
+
 def in_flight(
     *,
     scheduling_x: float,
     limit_x: float,
     packed_x: float,
     tpot_x: float,
+    step_x: float,
+    pass_step_ms: tuple[float, float],
     tokens_per_s: float,
     cap: int,
-    noisy: list[str],
+    gpu: bool = True,
 ) -> Verdict:
-    """In-flight against static batches over one step; limit_x: first-come-first-served slots'."""
-    measured = (
-        f"over one compiled step, at most {cap} requests in flight: in-flight batching "
-        f"{tokens_per_s:.0f} output tokens/s, {scheduling_x:.2f}x static batches (the limit of "
-        f"first-come-first-served slots on this mix: {limit_x:.2f}x; every slot busy on every "
-        f"step: {packed_x:.2f}x); TPOT p50 {tpot_x:.2f}x static batches'"
+    """In-flight against static batches over one step; limit_x: first-come-first-served slots'.
+
+    ``step_x``: in-flight's decode step alone over static batches' (1.0: the same step cost);
+    ``pass_step_ms``: each pass's (static, in-flight) time over its steps, prefills included.
+    """
+    static_ms, in_flight_ms = pass_step_ms
+    noisy = beyond_limit(
+        scheduling_x=scheduling_x,
+        limit_x=limit_x,
+        static_step_ms=static_ms,
+        in_flight_step_ms=in_flight_ms,
     )
+    measured = (
+        f"over one {'compiled' if gpu else 'eager'} step, at most {cap} requests in flight: "
+        f"in-flight batching {tokens_per_s:.0f} output tokens/s, {scheduling_x:.2f}x static "
+        f"batches (the limit of first-come-first-served slots on this mix: {limit_x:.2f}x; "
+        f"every slot busy on every step: {packed_x:.2f}x); TPOT p50 {tpot_x:.2f}x static batches'"
+    )
+    if not gpu:
+        return Verdict(IN_FLIGHT, measured, "not testable on a CPU: the speeds need a GPU")
     if noisy:
-        return Verdict(IN_FLIGHT, measured, f"{'; '.join(noisy)}: {TOO_NOISY}")
+        return Verdict(IN_FLIGHT, f"{measured}; {'; '.join(noisy)}", NOT_JUDGED)
     share = f"{100 * scheduling_x / limit_x:.0f} % of what the schedule allows"
     if scheduling_x > 1.1 and scheduling_x >= 0.9 * limit_x:
         verdict = f"the mechanism delivers {share}"
     elif scheduling_x > 1.1:
         verdict = f"the mechanism works, at {share}"
     else:
-        verdict = "the mechanism bought nothing here"
+        verdict = "the mechanism bought less than 10 % here"
     if tpot_x > 1.1:
-        verdict += (
-            f"; a running request's tokens came {tpot_x:.2f}x as far apart, as newcomers' "
-            "prefills ran between its steps"
-        )
+        verdict += f"; a running request's tokens came {tpot_x:.2f}x as far apart"
+        if step_x <= 1.05:  # the step itself cost the same: the time went between steps
+            verdict += ", as newcomers' prefills ran between its steps"
     return Verdict(IN_FLIGHT, measured, verdict)
 
 
@@ -69,8 +90,38 @@ def beyond_limit(
     return [
         f"{scheduling_x:.2f}x is above the schedule's own limit of {limit_x:.2f}x: static batches "
         f"took {static_step_ms:.2f} ms per step and in-flight batching {in_flight_step_ms:.2f} ms "
-        "(prefills included), so the passes did not cost the same per step"
+        "(prefills included)"
     ]
+
+
+def parting(*, parted: int, requests: int, probe: dict) -> str:
+    """What the probe of the step says about two schedulers' outputs that part (or not).
+
+    ``probe``: ``helpers.slots.repeat_probe``'s rows, and rows identical when the same call
+    is repeated ("repeat") and when every request moves to another slot ("moved").
+    """
+    rows, repeat, moved = probe["rows"], probe["repeat"], probe["moved"]
+    if not parted:
+        return f"the two schedulers gave all {requests} requests the same tokens"
+    if repeat < rows and moved == rows:
+        return (
+            "the same call twice gave different logits, a moved request the same: the "
+            "schedulers part through the step's nondeterminism, not the slot"
+        )
+    if repeat == rows and moved < rows:
+        return (
+            "the same call repeats bit for bit, but a moved request's logits changed: the "
+            "slot tips near-ties"
+        )
+    if repeat < rows:
+        return (
+            "the same call twice gave different logits, and so did a moved request: this "
+            "probe cannot tell the slot's share from the nondeterminism"
+        )
+    return (
+        "neither repeating a call nor moving a request changed the logits: this probe does "
+        "not show why they part"
+    )
 
 
 def utilization(busy: dict[str, float | None], naive: str | None = None) -> Verdict:
@@ -78,19 +129,25 @@ def utilization(busy: dict[str, float | None], naive: str | None = None) -> Verd
     that stands for the article's "PyTorch with naive batching" (its 60-70 %)."""
     known = {name: value for name, value in busy.items() if value is not None}
     if not known:
-        return Verdict(UTILIZATION, "not measured here (no GPU counter)", "measure it on a GPU")
+        return Verdict(
+            UTILIZATION,
+            "not measured here",
+            "not testable here: NVML's counter did not run on this machine",
+        )
     measured = "; ".join(f"{name} {value:.0f} %" for name, value in known.items())
     busiest = max(known, key=known.get)
-    verdict = ""
     if naive in known:
         share = known[naive]
         where = "below" if share < 60 else "within" if share <= 70 else "above"
-        verdict = f"{naive} (naive batching) {share:.0f} %, {where} the article's 60-70 %; "
-    verdict += (
-        f"{busiest} kept the GPU busiest ({known[busiest]:.0f} %); NVML counts time with any "
-        "kernel running, not how well the kernels use the GPU, so a busy share ranks no engine"
+        verdict = (
+            f"naive batching ({naive}) kept the GPU busy {share:.0f} %, {where} the "
+            "article's 60-70 %"
+        )
+    else:
+        verdict = f"{busiest} kept the GPU busiest, {known[busiest]:.0f} %"
+    return Verdict(
+        UTILIZATION, measured, f"{verdict}; busy time counts running kernels, not their efficiency"
     )
-    return Verdict(UTILIZATION, measured, verdict)
 
 
 def linear_4x() -> Verdict:
@@ -115,12 +172,10 @@ def paged(
     )
     where = "inside" if 2 <= gain <= 3 else "outside"
     verdict = (
-        f"{where} the article's 2-3x for this mix, on KV bytes alone: the gap is the reserved "
-        "length over the real one, rounded up to whole blocks"
+        f"{where} the article's 2-3x on this mix, counting KV bytes: a max-length reservation "
+        "over real lengths rounded up to blocks"
     )
     if with_mask is not None:
         measured += f"; {with_mask:.1f}x counting the batcher's dense mask beside its cache"
-        verdict += (
-            f"; counting the dense mask transformers' batcher keeps beside it, {with_mask:.1f}x"
-        )
+        verdict += f"; {with_mask:.1f}x beside transformers' dense mask"
     return Verdict(PAGED, measured, verdict)

@@ -10,6 +10,9 @@ compiled step serves whatever mix of requests the slots hold.
 
 from __future__ import annotations
 
+import heapq
+import time
+
 import torch
 from torch import nn
 from torch.nn.functional import scaled_dot_product_attention
@@ -41,7 +44,9 @@ class SlotDecoder:
         shape = (slots, model.config.num_key_value_heads, max_len, first.head_dim)
         self.keys = [weight.new_zeros(shape) for _ in self.body.layers]
         self.values = [weight.new_zeros(shape) for _ in self.body.layers]
-        for tensor in self.keys + self.values:  # updated in place inside a compiled step
+        #: The last step's logits (slots, vocab), kept so that a probe can compare them bit for bit.
+        self.logits = weight.new_zeros(slots, model.config.vocab_size)
+        for tensor in [*self.keys, *self.values, self.logits]:  # updated in place inside a step
             torch._dynamo.mark_static_address(tensor)
         self.rows = torch.arange(slots, device=weight.device)
         self.span = torch.arange(max_len, device=weight.device)
@@ -93,4 +98,116 @@ class SlotDecoder:
             return scaled_dot_product_attention(q, keys, values, attn_mask=visible, enable_gqa=True)
 
         x = self.body.embed_tokens(tokens)
-        return self._layers(x, positions[:, None], attend).argmax(-1, keepdim=True)
+        self.logits.copy_(self._layers(x, positions[:, None], attend))
+        return self.logits.argmax(-1, keepdim=True)
+
+    def move(self, order: torch.Tensor) -> None:
+        """Put the request of slot ``order[i]`` into slot ``i``: its cache rows move with it."""
+        for cache in [*self.keys, *self.values]:
+            cache.copy_(cache[order])
+
+
+def repeat_probe(slots: SlotDecoder, step, prefill, prompts: list[torch.Tensor]) -> dict:
+    """Rows of ``step``'s logits that came out bit for bit the same: for the same call made
+    twice, and for every request moved to the next slot (other neighbours, another row).
+
+    ``prompts`` (each (1, length)) are prefilled into the first slots; the step runs there.
+    """
+    count = len(slots.rows)
+    tokens = torch.zeros(count, 1, dtype=torch.long, device=slots.rows.device)
+    positions = torch.zeros_like(slots.rows)
+    for slot, prompt in enumerate(prompts[:count]):
+        tokens[slot] = prefill(slots.row(slot), prompt).argmax(-1)
+        positions[slot] = prompt.shape[1]
+    order = torch.roll(torch.arange(count, device=tokens.device), 1)
+    runs = []
+    for _ in range(2):
+        step(tokens, positions)
+        runs.append(slots.logits.clone())
+    slots.move(order)
+    step(tokens[order], positions[order])
+    moved = slots.logits.clone()[torch.argsort(order)]  # back in the first call's row order
+    same = {"repeat": (runs[0] == runs[1]).all(-1), "moved": (runs[0] == moved).all(-1)}
+    return {"rows": count, **{name: int(rows.sum()) for name, rows in same.items()}}
+
+
+class Clock:
+    """Points on the GPU's timeline (CUDA events), or the host's on a CPU, read only at the
+    end, so that marking a step never waits for the GPU. It starts once queued work is done."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.gpu = device.type == "cuda"
+        if self.gpu:
+            torch.cuda.synchronize(device)
+        self.start = time.perf_counter()
+        self.origin = self.mark()
+
+    def mark(self):
+        if not self.gpu:
+            return time.perf_counter()
+        event = torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def seconds(self, point) -> float:
+        """Seconds from the clock's start to ``point`` (a mark)."""
+        return self.origin.elapsed_time(point) / 1e3 if self.gpu else point - self.origin
+
+    def stop(self) -> float:
+        """Wait for the GPU; the wall seconds since the start."""
+        if self.gpu:
+            torch.cuda.synchronize()
+        return time.perf_counter() - self.start
+
+
+def read_back(done: list, history: list, log: list, clock: Clock):
+    """Each finished request's latencies (a DataFrame) and tokens, the log of every step (its
+    seconds, requests in flight, prefills just before it), and the pass's wall seconds.
+
+    ``done``: (slot, entry): the request, its arrival, its first token and that token's mark,
+    and ``end``, the step after its last token; ``history``: every step's tokens for every
+    slot; ``log``: (mark, in flight, prefills) per step.
+    """
+    import pandas as pd
+
+    seconds = clock.stop()  # the GPU done: every mark can be read
+    decoded = torch.cat(history, dim=1).tolist() if history else []
+    rows, outputs = [], {}
+    for slot, entry in done:
+        r, first_s = entry["request"], clock.seconds(entry["mark"])
+        last_s = clock.seconds(log[entry["end"] - 1][0])  # its own last token
+        start = entry["end"] - r.new_tokens + 1  # the step that decoded its second token
+        outputs[r.request_id] = [int(entry["first"])] + decoded[slot][start : entry["end"]]
+        rows.append(
+            {
+                "request": r.request_id,
+                "ttft_s": first_s - entry["arrival"],
+                "tpot_ms": 1e3 * (last_s - first_s) / (r.new_tokens - 1),
+                "done_s": last_s - entry["arrival"],
+            }
+        )
+    steps = pd.DataFrame(log, columns=["s", "in flight", "prefills"])
+    steps["s"] = steps["s"].map(clock.seconds)
+    return pd.DataFrame(rows).set_index("request"), outputs, steps, seconds
+
+
+def teacher_forced(model: nn.Module, prompt: list[int], tokens: list[int]) -> dict:
+    """The model fed ``prompt`` and ``tokens``: steps where its greedy choice is clear (top two
+    logits more than 0.5 apart), those of them where it is not ``tokens``' token, and the gaps."""
+    device = model.device
+    with torch.inference_mode():
+        logits = model(torch.tensor([prompt + tokens[:-1]], device=device)).logits
+    logits = logits[0, len(prompt) - 1 :].float()
+    top2 = logits.topk(2, dim=-1).values
+    gap = (top2[:, 0] - top2[:, 1]).cpu()
+    picked = logits.argmax(-1).cpu() == torch.tensor(tokens)
+    return {"clear": int((gap > 0.5).sum()), "off": int(((gap > 0.5) & ~picked).sum()), "gap": gap}
+
+
+def fifo_steps(new_tokens: list[int], slots: int) -> int:
+    """Fewest steps first-come-first-served slots need: a request holds one slot for its
+    tokens after the first (its prefill gives the first)."""
+    free_at = [0] * slots  # the step at which each slot is next free, as a heap
+    for n in new_tokens:
+        heapq.heapreplace(free_at, free_at[0] + n - 1)  # the next request takes the first free slot
+    return max(free_at)

@@ -268,17 +268,29 @@ def load_model(model_name: str = "roberta-base", seed: int = 0) -> LoadedModel:
 
 
 def make_batch(
-    loaded: LoadedModel, batch_size: int, seq_len: int, device: torch.device | str = "cpu"
+    loaded: LoadedModel,
+    batch_size: int,
+    seq_len: int,
+    device: torch.device | str = "cpu",
+    *,
+    fill: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(input_ids, attention_mask)`` of ``batch_size`` sentences padded to ``seq_len``, int32.
+    """``(input_ids, attention_mask)`` of ``batch_size`` rows of ``seq_len`` tokens, int32.
 
-    Padding to ``max_length`` gives every run the same shape, so timings compare.
+    By default each row is one sample sentence padded to ``seq_len``: every run has the same
+    shape, so timings compare. ``fill=True`` makes every token real (the mask is all ones):
+    row i is the sample text from its sentence i on, repeated and cut at ``seq_len``, so a
+    check at a long length compares real tokens rather than more padding.
     """
     check_workload(batch_size, seq_len, config=loaded.config, model_name=loaded.name)
     sentences = split_sentences(SAMPLE_TEXT)
+    rows = [sentences[i % len(sentences)] for i in range(batch_size)]  # cycle the sample text
+    if fill:  # a word is at least one token: enough words fill seq_len
+        text = sentences * (2 + seq_len // len(SAMPLE_TEXT.split()))
+        rows = [" ".join(text[i % len(sentences) :]) for i in range(batch_size)]
     encoded = loaded.tokenizer(
-        [sentences[i % len(sentences)] for i in range(batch_size)],  # cycle the sample text
-        padding="max_length",
+        rows,
+        padding="do_not_pad" if fill else "max_length",
         truncation=True,
         max_length=seq_len,
         return_tensors="pt",

@@ -20,6 +20,7 @@ from helpers.tools.colab import (
     badge_markdown,
     check_notebook,
     colab_url,
+    in_notebooks,
     main,
     setup_cell_source,
     stamp_notebook,
@@ -32,9 +33,11 @@ GITHUB_REPO = "https://github.com/example-org/trt-series"
 
 def test_every_published_notebook_carries_current_colab_cells():
     listed = re.findall(
-        r"\((\d\d_\w+\.ipynb)\)", (project_root() / "notebooks/README.md").read_text()
+        r"\(((?:deep-dives/)?\d\dd?_\w+\.ipynb)\)",
+        (project_root() / "notebooks/README.md").read_text(),
     )
-    assert sorted(listed) == [path.name for path in NOTEBOOKS]  # the workshop table lists them all
+    # the workshop table lists every lesson and deep dive
+    assert sorted(listed) == sorted(in_notebooks(path) for path in NOTEBOOKS)
     problems = [problem for path in NOTEBOOKS for problem in check_notebook(path)]
     assert problems == []
 

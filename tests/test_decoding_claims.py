@@ -3,7 +3,8 @@
 import pytest
 
 from helpers import decoding_claims as dc
-from helpers.claims import TOO_NOISY
+from helpers.claims import NOT_JUDGED
+from helpers.profiling import decode_kernel_kind
 
 
 @pytest.mark.parametrize(
@@ -65,40 +66,61 @@ def test_weight_only_branches():
     full = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.9, **common)
     assert "time followed" in full.verdict and not full.quote
     assert full.measured.startswith("p: int8 weights are 0.50x bf16's bytes")
+    assert "profile" not in full.verdict  # the time followed the bytes: nothing to explain
     part = dc.weight_only(precision="fp8", bytes_ratio=0.5, speedup=1.4, **common)
-    assert "kernels, not the bytes" in part.verdict and part.quote
+    assert "the time only to 0.71x" in part.verdict and part.quote
+    assert "kernels, not the bytes" not in part.verdict  # no cause the profile did not print
+    assert "its profile above shows where the time goes" in part.verdict
     flat = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.08, **common).verdict
-    assert "gained only 1.08x" in flat
+    assert "barely changed (1.08x)" in flat
     level = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=0.93, **common).verdict
-    assert "did not get faster (0.93x)" in level
+    assert "barely changed (0.93x)" in level
     slower = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=0.8, **common).verdict
     assert "got slower (0.80x)" in slower
+
+
+def test_weight_only_names_the_profile_share_it_printed():
+    common = dict(path="p", roof_pct=40, agreement=0.97, cosine=0.999, min_cosine=0.99)
+    part = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.3, outside_ms=0.8, **common)
+    assert "its profile: 0.80 ms a step in kernels outside the matrix products" in part.verdict
 
 
 def test_title_claim_noise_and_bounds():
     args = dict(
         best_name="b", speedup=5.0, decode_x=6.0, roof_pct=69, headroom={"bf16": 1.4, "fp8": 2.9}
     )
-    assert TOO_NOISY in dc.title_claim(noisy=["batch 8 faster than 1"], **args).verdict
+    noisy = dc.title_claim(noisy=["batch 8 faster than 1"], **args).verdict
+    assert noisy.startswith(NOT_JUDGED) and "rerun" not in noisy
     verdict = dc.title_claim(noisy=[], **args).verdict
     assert "1.4x with bf16 weights" in verdict and "2.9x with fp8 weights" in verdict
     assert "4x over this PyTorch would be faster than the memory allows" in verdict
     roomy = dc.title_claim(noisy=[], **{**args, "headroom": {"bf16": 2.4, "8-bit": 4.8}}).verdict
     assert "faster than the memory allows" not in roomy
     generate_only = dc.title_claim(noisy=[], generate_noisy=["batch 64 faster than 1"], **args)
-    assert TOO_NOISY not in generate_only.verdict and "6.0x is not judged" in generate_only.verdict
+    assert not generate_only.verdict.startswith(NOT_JUDGED)
+    assert "6.0x is not judged" in generate_only.verdict
     assert "at most by the memory roof: 1.4x with bf16 weights" in generate_only.verdict
     both = dc.title_claim(noisy=["step"], generate_noisy=["generate"], **args).verdict
-    assert both == f"step; generate: {TOO_NOISY}"
+    assert both == f"{NOT_JUDGED}: step; generate"
+
+
+def test_title_claim_states_the_4x_bound_for_8_bits_or_more():
+    args = dict(best_name="b", speedup=5.0, decode_x=6.0, roof_pct=51, noisy=[])
+    four = dc.title_claim(headroom={"bf16": 1.9, "8-bit": 3.9, "4-bit": 7.6}, **args).verdict
+    assert "faster than the memory allows with weights of 8 bits or more" in four
+    assert "7.6x with 4-bit weights" in four  # 4-bit weights would allow more than 4x
+    only_four = dc.title_claim(headroom={"bf16": 1.9, "4-bit": 4.5}, **args).verdict
+    assert "memory allows" in only_four  # the 4-bit bound alone does not lift the 8-bit one
 
 
 def test_weight_only_far_from_bf16_is_timed_and_says_so():
     timed = dict(precision="int8", path="p", bytes_ratio=0.5, speedup=1.5, roof_pct=40)
     far = dc.weight_only(agreement=0.56, cosine=0.9835, min_cosine=0.9712, **timed)
-    assert "kernels, not the bytes" in far.verdict and "not known here" in far.verdict
-    assert "0.9712 at the lowest" in far.measured
+    assert far.verdict.startswith(NOT_JUDGED) and "trained weights" in far.verdict
+    assert "1.50x" not in far.verdict and "faster" not in far.verdict  # never a speed headline
+    assert "0.9712 at the lowest" in far.measured and "1.50x" in far.measured
     close = dc.weight_only(agreement=0.9, cosine=0.999, min_cosine=0.99, **timed)
-    assert "not known" not in close.verdict
+    assert "trained weights" not in close.verdict and "bytes fell" in close.verdict
 
 
 def test_weight_only_whose_compiled_step_differs_is_not_timed():
@@ -113,3 +135,26 @@ def test_weight_only_whose_compiled_step_differs_is_not_timed():
         min_cosine=0.9,
     )
     assert "not judged" in failed.verdict and "0.9500 on the first step" in failed.measured
+
+
+def test_sweep_note_voids_a_sweep_that_breaks_a_noise_rule():
+    steady = {1: 1.2, 8: 1.3, 32: 1.6, 64: 2.1}
+    assert "not judged" not in dc.sweep_note("s", steady, batch=1, measured_ms=1.19)
+    assert "from batch 64 on" in dc.sweep_note("s", steady, batch=1, measured_ms=1.19)
+    assert "36.6x from batch 1 to 64" in dc.sweep_note("s", steady, batch=1, measured_ms=1.19)
+    flat = dc.sweep_note("s", {1: 1.2, 8: 1.3}, batch=1, measured_ms=1.2)
+    assert "stays within 1.5x of batch 1's up to batch 8" in flat
+    faster = dc.sweep_note("s", {1: 38.5, 8: 20.0}, batch=1, measured_ms=38.0)
+    assert (
+        faster.startswith(f"s: {NOT_JUDGED}") and "batch 8 faster per step than batch 1" in faster
+    )
+    apart = dc.sweep_note("s", {1: 38.5, 8: 39.0}, batch=1, measured_ms=22.2)  # 08's old sweep
+    assert NOT_JUDGED in apart and "38.50 ms a step here, 22.20 ms above" in apart
+
+
+def test_decode_profile_counts_inductor_matmul_reductions_as_matrix_products():
+    assert decode_kernel_kind("triton_red_fused__unsafe_view_mm_mul_silu_9") == "matrix products"
+    assert decode_kernel_kind("triton_red_fused_add_mean_pow_rsqrt_3") == "other"
+    assert decode_kernel_kind("gemv_kernel") == "matrix products"
+    assert decode_kernel_kind("nvjet_sm90_tst_128x8_64x12_2x1_v_bz_TNT") == "matrix products"
+    assert decode_kernel_kind("cudnn_generated_fort_native_sdpa_sm80_flash_fprop") == "attention"

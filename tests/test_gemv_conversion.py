@@ -1,4 +1,4 @@
-"""Notebook 08's Triton GEMV converts int8 to fp32 with byte permutes (PTX prmt) instead of the
+"""Deep dive 08d's Triton GEMV converts int8 to fp32 with byte permutes (PTX prmt) instead of the
 int-to-float unit. The GPU is not here, so the test reads the kernel's assembly from the
 notebook and runs it byte by byte: every int8 value must come out exact."""
 
@@ -8,7 +8,7 @@ import struct
 
 from helpers.records import project_root
 
-NOTEBOOK = project_root() / "notebooks" / "08_llm_decoding.ipynb"
+NOTEBOOK = project_root() / "notebooks" / "deep-dives" / "08d_weight_only.ipynb"
 
 
 def kernel_cell() -> str:

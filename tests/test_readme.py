@@ -46,8 +46,11 @@ def runner_commands() -> list[str]:
     return [call.removeprefix(prefix).strip() for call in calls if call.startswith(prefix)]
 
 
-ENCODERS = ["01", "02", "03", "04", "05", "06", "07"]
-DECODERS = ["08", "09", "10"]
+#: Every notebook the runner finds: the core lessons ("02"), then the deep dives ("02d").
+NUMBERS = [number_of(path) for path in series.notebooks(ROOT)]
+ENCODERS = [n for n in NUMBERS if n[:2] <= "07"]
+DECODERS = [n for n in NUMBERS if n[:2] >= "08"]
+DEEP_DIVES = [n for n in NUMBERS if n.endswith("d")]
 RUN = {"output_dir": "runs/latest"}
 #: Each runner command of the README -> {notebook: what papermill gets}; None: refused here.
 EXPECTED = {
@@ -55,6 +58,7 @@ EXPECTED = {
     "--only 02,03 --batch-size 8 --seq-len 128": {
         n: {"batch_size": 8, "seq_len": 128, **RUN} for n in ("02", "03")
     },
+    "--only deep-dives": {n: RUN for n in DEEP_DIVES},
     "--model-name bert-base-uncased --decoder-name meta-llama/Llama-3.2-1B": {
         **{n: {"model_name": "bert-base-uncased", **RUN} for n in ENCODERS},
         **{n: {"model_name": "meta-llama/Llama-3.2-1B", **RUN} for n in DECODERS},
@@ -114,6 +118,14 @@ def test_every_readme_command_is_run_by_a_test_or_by_ci():
     assert "pip install -q torch==2.13.0" in CI
     assert "python3 -m venv .venv\n. .venv/bin/activate\n" in CI
     assert '"--repo"' in (ROOT / "tests" / "test_colab_cells.py").read_text()
+
+
+def test_the_readme_is_short_and_starts_with_its_set_up_commands():
+    """Issue 42: at most 12 KiB, and both set-up commands within its first 40 lines."""
+    assert len(README.encode()) <= 12 * 1024
+    head = README.splitlines()[:40]
+    for command in ("python -m helpers.tools.series", "python -m pytest --nbval-lax"):
+        assert f"    pip install -r requirements.txt -e . && {command}" in "\n".join(head)
 
 
 def test_the_cpu_torch_step_comes_before_the_setup_commands_and_ci_runs_the_test_command():

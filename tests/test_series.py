@@ -114,9 +114,53 @@ def test_publish_writes_the_claims_table_into_readme_and_results(
     monkeypatch.chdir(root)
     assert main(["--publish"]) == 0
     readme = (root / "README.md").read_text()
+    short = "| 01-roberta-base, 16 x 32 | “roughly a 4x speedup” | 2.81x | does not hold |"
+    assert short in readme and "stale table" not in readme and readme.endswith("end\n")
     row = "| 01-stub | roberta-base, 16 x 32, ? | “roughly a 4x speedup” | 2.81x | does not hold |"
-    assert row in readme and "stale table" not in readme and readme.endswith("end\n")
     assert row in (root / "results" / "RESULTS.md").read_text()
+
+
+def test_shortened_cuts_at_a_clause_or_a_word_never_inside_brackets():
+    from helpers.tools.report import shortened
+
+    assert shortened("holds for FP16", 12) == "holds for FP16"
+    clause = "cold first call 338.5 ms, warm median 7 ms: the cold call is 47.8x the median"
+    assert shortened(clause, 9) == "cold first call 338.5 ms, warm median 7 ms …"
+    assert shortened(clause, 11) == "cold first call 338.5 ms, warm median 7 ms …"
+    assert shortened(clause, 11, clauses=False) == (
+        "cold first call 338.5 ms, warm median 7 ms: the cold …"
+    )
+    assert shortened("a b (c d e) f", 4) == "a b …"  # not inside the parenthesis
+    assert shortened("built ['fp16', 'int8 weight-only', 'fp8']", 9, chars=20) == "built …"
+    assert shortened("one two three four five", 10, chars=12) == "one two …"
+
+
+def test_the_readme_table_is_short_and_names_each_core_claim_once():
+    from helpers.tools.report import short_claims_table
+
+    long = "word " * 40
+    claim = {"claim": long, "measured": long, "verdict": long}
+
+    def record(notebook, model, **claimed):
+        return {
+            "notebook": notebook,
+            "parameters": {"model_name": model, "batch_size": 1, "seq_len": 256},
+            "environment": {"device_name": "GPU"},
+            "claims": [{**claim, **claimed}],
+        }
+
+    records = [
+        record("08-llm-decoding", "meta-llama/Llama-3.1-8B", quote=False),
+        record("08-llm-decoding", "meta-llama/Llama-3.2-1B"),  # a second workload: RESULTS.md
+        record("08d-weight-only", "meta-llama/Llama-3.2-1B"),  # a deep dive: RESULTS.md
+    ]
+    table = short_claims_table(records)
+    rows = [line for line in table.splitlines() if line.startswith("| 08")]
+    words = ("word " * 12).split()
+    cells = [" ".join(words[:n]) + " …" for n in (7, 9, 12)]
+    assert rows == [f"| 08-Llama-3.1-8B, 1 x 256 | {' | '.join(cells)} |"]
+    assert "All ran on GPU." in table and "results/RESULTS.md" in table
+    assert all(len(cell) <= 80 for line in table.splitlines()[2:] for cell in line.split("|"))
 
 
 def test_claims_of_one_notebook_at_two_models_are_told_apart():
@@ -421,7 +465,8 @@ def test_only_an_error_of_every_notebook_is_said_to_repeat_in_every_notebook(cap
     with pytest.raises(SystemExit):
         main(["--model-name", "./missing-model"])  # the encoders' model: 08-10 would run
     err = capsys.readouterr().err
-    assert "notebook 01, 02, 03, 04, 05, 06, 07:" in err and "would repeat" not in err
+    # the encoders' core lessons, then any of their deep dives (02d, ...)
+    assert "notebook 01, 02, 03, 04, 05, 06, 07" in err and "would repeat" not in err
 
 
 @pytest.mark.parametrize(

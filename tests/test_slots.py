@@ -89,3 +89,39 @@ def test_the_step_takes_attention_output_in_any_memory_layout(model, monkeypatch
         expected = slots.step(tokens, positions)
         monkeypatch.setattr(slots_module, "scaled_dot_product_attention", strided)
         assert torch.equal(slots.step(tokens, positions), expected)
+
+
+def test_the_probe_finds_a_cpu_step_repeatable(model):
+    """On a CPU the same call gives the same bits; a moved row may differ in its last bit
+    (a CPU matmul can round a row by where it sits), which the probe counts, not assumes."""
+    from helpers.slots import repeat_probe
+
+    slots = SlotDecoder(model, slots=3, max_len=32)
+    prompts = [torch.randint(0, model.config.vocab_size, (1, n)) for n in (5, 9, 7)]
+    with torch.inference_mode():
+        probe = repeat_probe(slots, slots.step, slots.prefill, prompts)
+    assert probe["rows"] == 3 and probe["repeat"] == 3 and 0 <= probe["moved"] <= 3
+
+
+def test_the_probe_counts_rows_that_change(model):
+    """A step that adds noise to one row is caught by the repeat count; fewer prompts than
+    slots leave the others empty."""
+    from helpers.slots import repeat_probe
+
+    slots = SlotDecoder(model, slots=2, max_len=16)
+
+    def noisy(tokens, positions):
+        out = slots.step(tokens, positions)
+        slots.logits[0] += torch.rand(()) + 1e-3
+        return out
+
+    with torch.inference_mode():
+        probe = repeat_probe(slots, noisy, slots.prefill, [torch.tensor([[1, 2, 3]])])
+    assert probe["repeat"] == 1 and probe["moved"] <= 1  # the noisy row differs either way
+
+
+def test_fifo_steps_count_the_slots_first_come_first_served():
+    from helpers.slots import fifo_steps
+
+    assert fifo_steps([5, 5, 5, 5], slots=2) == 8  # two rounds of 4 steps after each prefill
+    assert fifo_steps([9, 2, 2, 2], slots=2) == 8  # the long one holds a slot throughout

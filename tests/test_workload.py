@@ -28,6 +28,22 @@ def test_batch_is_int32_padded_to_seq_len_with_a_real_mask(roberta):
     assert (ids[mask == 0] == roberta.config.pad_token_id).all()
 
 
+@pytest.mark.parametrize("seq_len", [2, 16, 512])
+def test_a_filled_batch_is_real_text_to_its_last_token(roberta, seq_len):
+    ids, mask = make_batch(roberta, 24, seq_len, fill=True)
+    assert ids.shape == mask.shape == (24, seq_len) and ids.dtype == mask.dtype == torch.int32
+    assert bool((mask == 1).all()) and not (ids == roberta.config.pad_token_id).any()
+    assert int(ids[:, -1].ne(roberta.tokenizer.sep_token_id).sum()) == 0  # cut, then closed
+    if seq_len > 2:  # row i starts at sentence i: rows differ, and row 20 starts as row 0
+        assert not torch.equal(ids[0], ids[1]) and torch.equal(ids[0, :6], ids[20, :6])
+
+
+def test_a_filled_batch_leaves_the_padded_default_alone(roberta):
+    ids, mask = make_batch(roberta, 4, 64)
+    assert int(mask.sum()) < mask.numel() / 2  # sample sentences: most of 64 is padding
+    assert torch.equal(make_batch(roberta, 4, 64, fill=False)[0], ids)
+
+
 def test_the_longest_input_runs_and_one_more_is_refused(roberta):
     ids, mask = make_batch(roberta, 1, 512)
     with torch.inference_mode():

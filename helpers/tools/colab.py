@@ -59,17 +59,30 @@ if "google.colab" in sys.modules:
         print("Setup failed (see above): the notebook still runs, TensorRT steps are skipped.")
     if changed := [m for m, v in loaded.items() if importlib.metadata.version(m) != v]:
         raise SystemExit(f"{changed} changed on disk: Runtime > Restart session, then Run all")
-    os.chdir(f"{SERIES_DIR}/notebooks")
+    os.chdir(f"{SERIES_DIR}/__FOLDER__")
     sys.path.insert(0, SERIES_DIR)
 """
 
 
-def setup_cell_source(repo: str = "", series_dir: str = SERIES_DIR) -> str:
-    """The setup cell's code for a given git URL (empty: the reader must set it)."""
+def setup_cell_source(
+    repo: str = "", series_dir: str = SERIES_DIR, folder: str = "notebooks"
+) -> str:
+    """The setup cell's code for a given git URL (empty: the reader must set it); it ends
+    in ``folder``, the notebook's own folder in the series."""
     if '"' in repo or '"' in series_dir:
         raise ValueError(f"a repository URL cannot contain quotes: {repo!r}")
     source = _SETUP_TEMPLATE.replace("__REPO__", repo).replace("__SERIES_DIR__", series_dir)
-    return source.rstrip("\n")
+    return source.replace("__FOLDER__", folder).rstrip("\n")
+
+
+def in_notebooks(path: Path) -> str:
+    """'02_fp16_compile.ipynb' or 'deep-dives/02d_fp16_profiles.ipynb': the path under
+    notebooks/, which the badge's address and the setup cell's folder name."""
+    return f"{path.parent.name}/{path.name}" if path.parent.name != "notebooks" else path.name
+
+
+def folder_of(path: Path) -> str:
+    return str(Path("notebooks", in_notebooks(path)).parent)
 
 
 def colab_url(repo: str, notebook: str, branch: str = "main") -> str:
@@ -103,16 +116,16 @@ def stamp_notebook(path: Path, repo: str = "", branch: str = "main") -> bool:
         at = _parameters_heading(cells)
         cells[at:at] = [
             _markdown(SETUP_INTRO, "colab-setup-intro"),
-            _code(setup_cell_source(repo), [SETUP_TAG], "colab-setup"),
+            _code(setup_cell_source(repo, folder=folder_of(path)), [SETUP_TAG], "colab-setup"),
         ]
     else:
-        cells[setup]["source"] = _lines(setup_cell_source(repo))
+        cells[setup]["source"] = _lines(setup_cell_source(repo, folder=folder_of(path)))
         if setup and cells[setup - 1]["cell_type"] == "markdown":
             cells[setup - 1]["source"] = _lines(SETUP_INTRO)
     title = "".join(cells[0]["source"])
     title = _BADGE.sub("", title).rstrip("\n")
     if _GITHUB.match(repo):
-        title = f"{title}\n\n{badge_markdown(repo, path.name, branch)}"
+        title = f"{title}\n\n{badge_markdown(repo, in_notebooks(path), branch)}"
     cells[0]["source"] = _lines(title)
     new_text = json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False)
     new_text += "\n" if text.endswith("\n") else ""  # keep the writer's convention
@@ -132,7 +145,7 @@ def check_notebook(path: Path) -> list[str]:
     repo_match = _REPO_LINE.search(source)
     repo = repo_match.group(1) if repo_match else ""
     problems = []
-    if source != setup_cell_source(repo):
+    if source != setup_cell_source(repo, folder=folder_of(path)):
         problems.append(f"{path.name}: the setup cell differs from the template")
     if not setup or "".join(cells[setup - 1]["source"]) != SETUP_INTRO:
         problems.append(f"{path.name}: the 'Run in Colab' text above the setup cell is stale")
@@ -142,7 +155,8 @@ def check_notebook(path: Path) -> list[str]:
     if _GITHUB.match(repo):
         on_github = colab_url(repo, path.name).split("/blob/")[0] + "/blob/"
         badge = _BADGE.search(title)
-        if not (badge and badge[1].startswith(on_github) and badge[1].endswith(path.name)):
+        ends = f"notebooks/{in_notebooks(path)}"
+        if not (badge and badge[1].startswith(on_github) and badge[1].endswith(ends)):
             problems.append(f"{path.name}: the title cell lacks the badge for {repo}")
     return problems
 

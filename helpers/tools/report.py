@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 
 from helpers.accuracy import OutputDiff
-from helpers.records import load_records, workload_tag
+from helpers.records import load_records, number_of, workload_tag
 from helpers.results import PathResult, results_table
 from helpers.roofline import achieved_tflops
 from helpers.timing import LatencyStats
@@ -71,13 +71,84 @@ def claims_table(records: list[dict]) -> str:
     return "\n".join([*header, *rows]) + "\n"
 
 
+#: Words and characters a cell of the README's short claims table keeps, and whether it
+#: may end at a clause: the claim, this run, the verdict.
+SHORT_CELLS = ((7, 50, False), (9, 50, True), (12, 60, True))
+#: Where every cell of the claims table is written out in full.
+FULL_TABLE = "results/RESULTS.md"
+
+
+def shortened(text: str, words: int, chars: int = 1000, clauses: bool = True) -> str:
+    """``text`` if it has at most ``words`` words and ``chars`` characters, else its start
+    and "…".
+
+    With ``clauses``, it ends at the last clause (", ", ": ", "; ") that keeps at least half
+    of ``words``; it never ends inside an open parenthesis or bracket.
+    """
+    parts = text.split()
+    if len(parts) <= words and len(text) <= chars:
+        return text
+
+    def closed(head: list[str]) -> bool:
+        joined = " ".join(head)
+        return all(joined.count(a) == joined.count(b) for a, b in ("()", "[]"))
+
+    head = parts[:words]
+    while head and (len(" ".join(head)) > chars or not closed(head)):
+        head = head[:-1]
+    ends = [i + 1 for i, word in enumerate(head) if word[-1] in ",:;" and closed(head[: i + 1])]
+    if clauses and ends and ends[-1] * 2 >= words:
+        head = head[: ends[-1]]
+    return " ".join(head).rstrip(",:;") + " …"
+
+
+def short_claims_table(records: list[dict]) -> str:
+    """Markdown for the README: one short line per cell, one workload per claim.
+
+    The core lessons' claims, each at its notebook's first workload (records in file
+    order), the notebook named once for its rows; cells cut short end in "…". FULL_TABLE
+    has every workload, the deep dives' claims and every cell in full.
+    """
+    rows, seen = [], set()
+    core = [r for r in records if r.get("claims") and not number_of(r["notebook"]).endswith("d")]
+    devices = {r["environment"].get("device_name", "?") for r in core}
+    for record in core:
+        p = record["parameters"]
+        model = str(p.get("model_name", "?")).rstrip("/").split("/")[-1]
+        where = f"{record['notebook'][:3]}{model}, {p['batch_size']} x {p['seq_len']}"
+        if len(devices) > 1:
+            where += f", {record['environment'].get('device_name', '?')}"
+        for index, claim in enumerate(record.get("claims", [])):
+            if (record["notebook"], index) in seen:
+                continue
+            seen.add((record["notebook"], index))
+            texts = (claim["claim"], claim["measured"], claim["verdict"])
+            said, measured, verdict = (
+                shortened(t, *c) for t, c in zip(texts, SHORT_CELLS, strict=True)
+            )
+            shown = "" if rows and rows[-1][1] == where else where  # blank: as above
+            cells = [shown, f"“{said}”" if claim.get("quote", True) else said, measured, verdict]
+            rows.append(("| " + " | ".join(c.replace("|", "/") for c in cells) + " |", where))
+    if not rows:
+        return "No notebook has judged a claim yet (they need a GPU with Torch-TensorRT).\n"
+    on = f" All ran on {devices.pop()}." if len(devices) == 1 else ""
+    header = [
+        f"Cells cut short end in …; [`{FULL_TABLE}`]({FULL_TABLE}) has them in full, with "
+        f"every workload and the deep dives'. A blank notebook cell: as above.{on}",
+        "",
+        "| notebook, model, workload | source claim | this run | verdict |",
+        "| --- | --- | --- | --- |",
+    ]
+    return "\n".join([*header, *(row for row, _ in rows)]) + "\n"
+
+
 def with_claims(text: str, records: list[dict]) -> str:
-    """``text`` with the claims table between its claims markers replaced."""
+    """``text`` with the short claims table between its claims markers replaced."""
     if CLAIMS_START not in text or CLAIMS_END not in text:
         raise ValueError(f"markers {CLAIMS_START} ... {CLAIMS_END} not found")
     head, rest = text.split(CLAIMS_START, 1)
     tail = rest.split(CLAIMS_END, 1)[1]
-    return f"{head}{CLAIMS_START}\n{claims_table(records)}{CLAIMS_END}{tail}"
+    return f"{head}{CLAIMS_START}\n{short_claims_table(records)}{CLAIMS_END}{tail}"
 
 
 def benchmarks_table(records: list[dict]) -> str:
@@ -137,11 +208,12 @@ def benchmarks_table(records: list[dict]) -> str:
 def roofline_figures(records: list[dict]) -> list[str]:
     """Links to the roofline-by-batch figures of notebook 02's sweeps (figures/)."""
     tags = [
-        workload_tag(
+        f"{number_of(r['notebook'])}-roofline_"
+        + workload_tag(
             r["parameters"]["model_name"], r["parameters"]["batch_size"], r["parameters"]["seq_len"]
         )
         for r in records
-        if r["notebook"] == "02-fp16-compile" and r.get("batch_sweep") and "flops" in r
+        if r["notebook"].startswith("02") and r.get("batch_sweep") and "flops" in r
     ]
     if not tags:
         return []
@@ -150,9 +222,7 @@ def roofline_figures(records: list[dict]) -> list[str]:
         "the run measured (`python -m helpers.tools.roofline_plot`):",
         "",
     ]
-    return (
-        lines + [f"![02-roofline_{tag}](../figures/02-roofline_{tag}.png)" for tag in tags] + [""]
-    )
+    return lines + [f"![{tag}](../figures/{tag}.png)" for tag in tags] + [""]
 
 
 def build_report(records: list[dict]) -> str:

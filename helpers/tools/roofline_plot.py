@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from helpers.records import load_records, workload_tag
+from helpers.records import load_records, number_of, workload_tag
 from helpers.roofline import achieved_tflops
 
 
@@ -74,18 +74,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_figures(records: list[dict], out: Path) -> list[Path]:
-    """The roofline of each of ``records`` that is notebook 02's with a batch sweep.
+    """The roofline of each of ``records`` that is notebook 02's (or its deep dive's) with a
+    batch sweep.
 
     The series runner hands only the records of the notebooks that ran, so that an earlier
     run's figure is not redrawn (and republished) by a run that did not include 02.
     """
     written = []
     for record in records:
-        if record["notebook"] == "02-fp16-compile" and roofline_rows(record):
+        if record["notebook"].startswith("02") and roofline_rows(record):
             p = record["parameters"]
             tag = workload_tag(p["model_name"], p["batch_size"], p["seq_len"])
-            plot_roofline(record, out / f"02-roofline_{tag}.png")
-            written.append(out / f"02-roofline_{tag}.png")
+            path = out / f"{number_of(record['notebook'])}-roofline_{tag}.png"
+            plot_roofline(record, path)
+            written.append(path)
     return written
 
 

@@ -1,19 +1,20 @@
-"""Time to first output in a fresh process, as a service sees it (notebook 07).
+"""Time to first output in a fresh process, as a service sees it (notebooks 07 and 07d).
 
+    python cold_start.py eager       -        MODEL BATCH SEQ_LEN
     python cold_start.py load        SAVED_EP MODEL BATCH SEQ_LEN
     python cold_start.py rebuild     SAVED_EP MODEL BATCH SEQ_LEN
     python cold_start.py torch.compile SAVED_EP MODEL BATCH SEQ_LEN
     TRT_MODULE=tensorrt_rtx python cold_start.py engine ENGINE_FILE MODEL BATCH SEQ_LEN
     CUDA_GRAPH=1 TRT_MODULE=tensorrt_rtx python cold_start.py engine ENGINE_FILE MODEL BATCH SEQ_LEN
 
-``load`` reads a saved Torch-TensorRT program; ``rebuild`` compiles the engine again;
-``torch.compile`` compiles with Inductor, whose cache (TORCHINDUCTOR_CACHE_DIR) makes a
-second start faster; ``engine`` deserializes an engine file built with TensorRT's own API and
-runs it through a context (TRT_MODULE names the TensorRT module that built it); with
-CUDA_GRAPH=1 the context specialises its kernels before the first call (where the build
-has that setting) and the call is captured in a CUDA graph, whose replay is the first
-output. Prints one
-JSON line with the seconds of each phase and the wall-clock time of the first output
+``eager`` builds the model in PyTorch (FP16) and calls it; ``load`` reads a saved
+Torch-TensorRT program; ``rebuild`` compiles the engine again; ``torch.compile`` compiles
+with Inductor, whose cache (TORCHINDUCTOR_CACHE_DIR) makes a second start faster; ``engine``
+deserializes an engine file built with TensorRT's own API and runs it through a context
+(TRT_MODULE names the TensorRT module that built it); with CUDA_GRAPH=1 the context
+specialises its kernels before the first call (where the build has that setting) and the
+call is captured in a CUDA graph, whose replay is the first output. Prints one JSON line
+with the seconds of each phase and the wall-clock time of the first output
 (``first_output_unix``), so that the launcher can measure from launch.
 """
 
@@ -34,7 +35,9 @@ imported = time.perf_counter()
 shape = (int(batch), int(seq_len))
 inputs = [torch.ones(shape, dtype=torch.int32, device="cuda")] * 2  # input_ids, attention_mask
 
-if mode == "load":
+if mode == "eager":
+    module = h.load_model(model_name).model.half().cuda()
+elif mode == "load":
     torch_tensorrt = h.import_torch_tensorrt()
     module = torch_tensorrt.load(saved).module()
 elif mode == "rebuild":
@@ -96,7 +99,7 @@ elif mode == "torch.compile":
     model = h.load_model(model_name).model.half().cuda()
     module = torch.compile(model, mode="reduce-overhead")
 else:
-    raise SystemExit(f"unknown mode {mode!r}: use load, rebuild, torch.compile or engine")
+    raise SystemExit(f"unknown mode {mode!r}: use eager, load, rebuild, torch.compile or engine")
 prepared = time.perf_counter()
 with torch.inference_mode():
     module(*inputs)
