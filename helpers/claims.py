@@ -519,8 +519,8 @@ def fp32_claims(
         )
     elif memory_ratio > 1.1 and memory_delta_mib >= 64:
         memory = (
-            f"holds, and the engine needs more: {memory_ratio:.2f}x eager's, {memory_delta_mib:.0f}"
-            " MiB more (an upper bound: its build's drop in free memory may hold torch's cache)"
+            f"holds: no improvement shows; the engine's upper bound is {memory_ratio:.2f}x eager's "
+            f"(+{memory_delta_mib:.0f} MiB; its build's drop in free memory may hold torch's cache)"
         )
     else:
         memory = f"holds: {memory_ratio:.2f}x eager's device memory, no noticeable change"
@@ -633,7 +633,7 @@ def parameters_claim(
 ) -> Verdict:
     """The post's 'simply passing parameters', for INT8: a calibration and an export first.
 
-    ``engines`` maps each quantized engine to what stopped it ('refused', 'failed its gate',
+    ``engines`` maps each quantized engine to what stopped it ('not built', 'failed its gate',
     'failed to run') or, once it passed its gate, to what its size shows ('8-bit', '16-bit',
     '?'). ``speeds``: the FP16 engine's latency over its own (None: not judged, where either
     drifted between rounds or no FP16 engine was timed);
@@ -672,8 +672,8 @@ def parameters_claim(
         verdict += f"8-bit engines' speed: {NOT_JUDGED} (drifted rounds, or no FP16 engine timed)"
     elif any(o in sized for o in engines.values()):
         verdict += "no engine's size showed 8-bit weights: no INT8 speed to judge"
-    elif engines and all(o == "refused" for o in engines.values()):
-        verdict += "this TensorRT build refused every INT8 engine"
+    elif engines and all(o == "not built" for o in engines.values()):
+        verdict += "no INT8 engine was built here: the build errors above say why"
     else:
         verdict += "no INT8 engine built here passed its gate"
     return Verdict(POST_PARAMETERS, measured, verdict)

@@ -259,7 +259,7 @@ def test_fp32_arithmetic_row(kw, words):
     "ratio, delta, words",
     [
         (0.5, -300, "does not hold: the engine needs 0.50x eager's device memory, 300 MiB less"),
-        (2.0, 500, "holds, and the engine needs more: 2.00x eager's, 500 MiB more"),
+        (2.0, 500, "holds: no improvement shows; the engine's upper bound is 2.00x eager's"),
         (1.05, 20, "holds: 1.05x eager's device memory, no noticeable change"),
     ],
 )
@@ -605,12 +605,15 @@ def test_the_parameters_claim_branches():
     def claim(engines, fp16_ok=True, **numbers):
         return claims.parameters_claim(testable=True, fp16_ok=fp16_ok, engines=engines, **numbers)
 
-    untestable = claims.parameters_claim(testable=False, fp16_ok=False, engines={"int8": "refused"})
-    assert untestable.verdict.startswith("not testable") and "int8: refused" in untestable.measured
-    refused = claim({"int8": "refused", "int8, LayerNorm kept": "refused"})
+    untestable = claims.parameters_claim(
+        testable=False, fp16_ok=False, engines={"int8": "not built"}
+    )
+    assert untestable.verdict.startswith("not testable")
+    assert "int8: not built" in untestable.measured
+    refused = claim({"int8": "not built", "int8, LayerNorm kept": "not built"})
     assert refused.verdict.startswith("holds for FP16 (notebook 02), not INT8: it needs")
-    assert refused.verdict.endswith("this TensorRT build refused every INT8 engine")
-    failed = claim({"int8": "failed its gate", "int8, LayerNorm kept": "refused"}, fp16_ok=False)
+    assert refused.verdict.endswith("no INT8 engine was built here: the build errors above say why")
+    failed = claim({"int8": "failed its gate", "int8, LayerNorm kept": "not built"}, fp16_ok=False)
     assert failed.verdict.startswith("does not hold for INT8")
     assert failed.verdict.endswith("no INT8 engine built here passed its gate")
     sixteen = claim({"int8 weight-only": "16-bit"}, speeds={"int8 weight-only": 1.0})
@@ -618,7 +621,7 @@ def test_the_parameters_claim_branches():
     assert "16-bit weights by its size, 1.00x the FP16 engine's speed" in sixteen.measured
     unknown = claim({"int8": "?"}, speeds={"int8": 1.2}, kept={"int8": 0.9})
     assert "no INT8 speed to judge" in unknown.verdict and "size unknown" in unknown.measured
-    one = claim({"int8": "8-bit", "x": "refused"}, speeds={"int8": 1.3}, kept={"int8": 0.875})
+    one = claim({"int8": "8-bit", "x": "not built"}, speeds={"int8": 1.3}, kept={"int8": 0.875})
     assert "its 8-bit engine: 1.30x the FP16 engine's speed, 88% of FP32's nearest" in one.verdict
     two = claim(
         {"int8": "8-bit", "int8, LayerNorm kept": "8-bit"},
@@ -628,9 +631,9 @@ def test_the_parameters_claim_branches():
     assert "8-bit engines: 1.20-1.40x the FP16 engine's speed, 50%-100% of" in two.verdict
     noisy = claim({"int8": "8-bit"}, speeds={"int8": None}, kept={"int8": 0.9})
     assert noisy.verdict.endswith("speed: not judged (drifted rounds, or no FP16 engine timed)")
-    crashed = claim({"int8": "failed to run", "int8, LayerNorm kept": "refused"})
+    crashed = claim({"int8": "failed to run", "int8, LayerNorm kept": "not built"})
     assert crashed.verdict.endswith("no INT8 engine built here passed its gate")
-    assert "int8: failed to run; int8, LayerNorm kept: refused" == crashed.measured
+    assert "int8: failed to run; int8, LayerNorm kept: not built" == crashed.measured
     for verdict in (untestable, refused, failed, sixteen, unknown, one, two, noisy, crashed):
         assert words(verdict) <= 30 and "rerun" not in verdict.verdict
 

@@ -37,8 +37,9 @@ def test_bandwidth_share_branches():
     low = dc.bandwidth_share(eager_pct=6, best_pct=47, best_name="x").verdict
     assert "is below the range at 6 %" in low and "x within it at 47.0 %" in low
     within = dc.bandwidth_share(eager_pct=42, best_pct=48, best_name="x").verdict
-    assert "is within the range" in within and "76 % of an H100's" in within  # 18 x 141 GB
-    assert "does not fit in one H100's memory" in within
+    shares = dc.bandwidth_share(eager_pct=42, best_pct=48, best_name="x")
+    assert "is within the range" in within and "76 % of an H100's" in shares.measured  # 141 GB
+    assert "does not fit in one H100's 80 GB" in shares.measured
 
 
 def test_pytorch_peak_scope():
@@ -92,14 +93,14 @@ def test_title_claim_noise_and_bounds():
     noisy = dc.title_claim(noisy=["batch 8 faster than 1"], **args).verdict
     assert noisy.startswith(NOT_JUDGED) and "rerun" not in noisy
     verdict = dc.title_claim(noisy=[], **args).verdict
-    assert "1.4x with bf16 weights" in verdict and "2.9x with fp8 weights" in verdict
-    assert "4x over this PyTorch would be faster than the memory allows" in verdict
+    assert "1.4x (bf16), 2.9x (fp8) weights" in verdict
+    assert "4x needs weights under 8 bits" in verdict and len(verdict.split()) <= 30
     roomy = dc.title_claim(noisy=[], **{**args, "headroom": {"bf16": 2.4, "8-bit": 4.8}}).verdict
-    assert "faster than the memory allows" not in roomy
+    assert "4x needs" not in roomy
     generate_only = dc.title_claim(noisy=[], generate_noisy=["batch 64 faster than 1"], **args)
     assert not generate_only.verdict.startswith(NOT_JUDGED)
     assert "6.0x is not judged" in generate_only.verdict
-    assert "at most by the memory roof: 1.4x with bf16 weights" in generate_only.verdict
+    assert "caps any engine over it: 1.4x (bf16)" in generate_only.verdict
     both = dc.title_claim(noisy=["step"], generate_noisy=["generate"], **args).verdict
     assert both == f"{NOT_JUDGED}: step; generate"
 
@@ -107,10 +108,10 @@ def test_title_claim_noise_and_bounds():
 def test_title_claim_states_the_4x_bound_for_8_bits_or_more():
     args = dict(best_name="b", speedup=5.0, decode_x=6.0, roof_pct=51, noisy=[])
     four = dc.title_claim(headroom={"bf16": 1.9, "8-bit": 3.9, "4-bit": 7.6}, **args).verdict
-    assert "faster than the memory allows with weights of 8 bits or more" in four
-    assert "7.6x with 4-bit weights" in four  # 4-bit weights would allow more than 4x
+    assert "4x needs weights under 8 bits" in four
+    assert "7.6x (4-bit) weights" in four  # 4-bit weights would allow more than 4x
     only_four = dc.title_claim(headroom={"bf16": 1.9, "4-bit": 4.5}, **args).verdict
-    assert "memory allows" in only_four  # the 4-bit bound alone does not lift the 8-bit one
+    assert "4x needs" in only_four  # the 4-bit bound alone does not lift the 8-bit one
 
 
 def test_weight_only_far_from_bf16_is_timed_and_says_so():

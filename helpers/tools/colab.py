@@ -78,7 +78,7 @@ def setup_cell_source(
 def in_notebooks(path: Path) -> str:
     """'02_fp16_compile.ipynb' or 'deep-dives/02d_fp16_profiles.ipynb': the path under
     notebooks/, which the badge's address and the setup cell's folder name."""
-    return f"{path.parent.name}/{path.name}" if path.parent.name != "notebooks" else path.name
+    return f"deep-dives/{path.name}" if path.parent.name == "deep-dives" else path.name
 
 
 def folder_of(path: Path) -> str:

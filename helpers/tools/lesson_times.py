@@ -50,8 +50,8 @@ def times_table(published: dict, emulated: dict) -> str:
     """The markdown table: H200 seconds, the emulated run, its busy share, the T4 estimate."""
     h200, t4 = default_runs(published), default_runs(emulated)
     lines = [
-        "| notebook | H200 (published run) | H200, T4 limits emulated | GPU busy | peak GPU GiB "
-        "| T4, estimated |",
+        "| notebook | H200 (published run) | H200, T4 limits emulated (its own run) | GPU busy "
+        "| peak GPU GiB | T4, estimated |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for number in sorted(set(h200) | set(t4)):

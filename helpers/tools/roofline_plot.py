@@ -82,7 +82,7 @@ def write_figures(records: list[dict], out: Path) -> list[Path]:
     """
     written = []
     for record in records:
-        if record["notebook"].startswith("02") and roofline_rows(record):
+        if record["notebook"].startswith("02") and "flops" in record and roofline_rows(record):
             p = record["parameters"]
             tag = workload_tag(p["model_name"], p["batch_size"], p["seq_len"])
             path = out / f"{number_of(record['notebook'])}-roofline_{tag}.png"
