@@ -102,7 +102,9 @@ ELSEWHERE = {
     # .ci/run installs the same CPU build (torch==2.13.0) from this machine's wheel
     "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu": ".ci/run",
     "pip install -r requirements.txt -e .": ".ci/run, as the test command's first half",
-    "python -m pytest --nbval-lax tests notebooks": ".ci/run, the test command",
+    "python -m pytest --nbval-lax -n 2 --dist loadfile tests notebooks": (
+        ".ci/run, the test command"
+    ),
     "python -m helpers.tools.colab --repo https://github.com/OWNER/NAME": (
         "test_colab_cells.py::test_cli_check_exit_status"
     ),
@@ -138,8 +140,8 @@ def test_the_cpu_torch_step_comes_before_the_setup_commands_and_ci_runs_the_test
     pattern = r"^    (pip install -r requirements.txt -e . && python -m pytest.*)$"  # .ci/run's sed
     assert re.findall(pattern, README, re.MULTILINE) == [setup[1]]
     assert (
-        setup[1]
-        == "pip install -r requirements.txt -e . && python -m pytest --nbval-lax tests notebooks"
+        setup[1] == "pip install -r requirements.txt -e . && python -m pytest --nbval-lax -n 2 "
+        "--dist loadfile tests notebooks"
     )
 
 
