@@ -164,6 +164,7 @@ NOT_IN_THE_REPOSITORY = {
     "runs/": "what a run writes",
     "runs/latest": "what a run writes",
     "runs/latest/": "what a run writes",
+    "results/executed/": "what a publish at another workload writes",
     "/content/trt-transformer-series": "Colab's copy of the series",
     "meta-llama/Llama-3.1-8B": "a hub id",
     "meta-llama/Llama-3.2-1B": "a hub id",
