@@ -201,3 +201,16 @@ def test_setup_cell_asks_for_a_restart_when_a_loaded_package_changed(tmp_path):
     assert result.returncode != 0
     assert "['numpy'] changed on disk" in result.stderr
     assert "Restart session" in result.stderr
+
+
+def test_a_deep_dive_opens_and_runs_in_its_own_folder(tmp_path):
+    deep = next(path for path in NOTEBOOKS if path.parent.name == "deep-dives")
+    notebook = tmp_path / "notebooks" / "deep-dives" / deep.name
+    notebook.parent.mkdir(parents=True)
+    shutil.copy(deep, notebook)
+    assert stamp_notebook(notebook, GITHUB_REPO)
+    cells = json.loads(notebook.read_text())["cells"]
+    setup = "".join(next(c for c in cells if SETUP_TAG in c["metadata"].get("tags", []))["source"])
+    assert 'os.chdir(f"{SERIES_DIR}/notebooks/deep-dives")' in setup
+    assert f"/blob/main/notebooks/deep-dives/{deep.name})" in "".join(cells[0]["source"])
+    assert check_notebook(notebook) == []
