@@ -920,7 +920,7 @@ def deploy_promise(
 def round_ranking(
     a: str, a_rounds_ms: Sequence[float], b: str, b_rounds_ms: Sequence[float]
 ) -> str:
-    """Which of two paths timed in the same rounds is faster: only where every round agrees.
+    """Which of two paths timed in the same rounds is faster: only where their ranges part.
 
     One ranks only when its slowest round median beats the other's fastest; overlapping
     rounds show no difference, whatever the overall medians say.

@@ -7,7 +7,6 @@ the verdicts and writes the record. What lies between is the lesson.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,10 +17,10 @@ from helpers.claims import Verdict, print_verdicts
 from helpers.environment import caveats, environment_report, format_report
 from helpers.gpu import GPUFeatures, gpu_features
 from helpers.notebook_checks import check_notebook
-from helpers.parameters import check_parameters
 from helpers.records import number_of, save_record
 
-#: Parameters every record lists when the notebook has them (the workload and its timing).
+#: Parameters every record lists when the notebook has them (the workload and its timing;
+#: each is one that check_notebook has just checked).
 RECORDED = ("model_name", "batch_size", "seq_len", "warmup", "iterations", "max_seconds")
 
 
@@ -74,8 +73,7 @@ def start_lesson(name: str, values: Mapping) -> Lesson:
     device = check_notebook(number, values)
     environment = environment_report(device)
     print(format_report(environment))
-    takes = inspect.signature(check_parameters).parameters
-    parameters = {k: values[k] for k in RECORDED if k in values and k in takes}
+    parameters = {k: values[k] for k in RECORDED if k in values}
     return Lesson(
         name=name,
         device=device,

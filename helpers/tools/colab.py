@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from helpers.tools.series import DEEP_DIVES
 from helpers.tools.series import notebooks as series_notebooks
 
 SETUP_TAG = "colab-setup"
@@ -78,7 +79,7 @@ def setup_cell_source(
 def in_notebooks(path: Path) -> str:
     """'02_fp16_compile.ipynb' or 'deep-dives/02d_fp16_profiles.ipynb': the path under
     notebooks/, which the badge's address and the setup cell's folder name."""
-    return f"deep-dives/{path.name}" if path.parent.name == "deep-dives" else path.name
+    return f"{DEEP_DIVES}/{path.name}" if path.parent.name == DEEP_DIVES else path.name
 
 
 def folder_of(path: Path) -> str:
