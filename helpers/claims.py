@@ -871,6 +871,17 @@ def build_differences(settings: dict, other: dict, engines: int, other_engines: 
     return ", ".join(added)
 
 
+def sweep_medians(sweep: dict, paths: Sequence[str]) -> tuple[dict, dict]:
+    """Per path and length: the median latency, and the spread of its round medians."""
+    p50, spread = {}, {}
+    for length, results in sweep.items():
+        for r in results:
+            if r.latency and r.name in paths:
+                p50.setdefault(r.name, {})[length] = r.latency.median_ms
+                spread.setdefault(r.name, {})[length] = round_spread(r.round_medians_ms)
+    return p50, spread
+
+
 def sweep_noise(
     p50_ms: dict[str, dict[int, float]], spread: dict[str, dict[int, float]]
 ) -> dict[int, str]:

@@ -16,7 +16,7 @@ import torch
 
 from helpers.errors import DeviceUnavailableError
 from helpers.gpu import emulation_caveat, gpu_features
-from helpers.trt_compat import tensorrt_status
+from helpers.trt_compat import tensorrt_installed, tensorrt_status
 
 #: Compute capabilities TensorRT-RTX lists as supported (Turing to Blackwell RTX GPUs).
 RTX_SUPPORTED = ("7.5", "8.6", "8.9", "12.0")
@@ -87,10 +87,14 @@ def caveats(report: dict, weights: str | None = None, tensorrt: bool = True) -> 
     return notes
 
 
-def environment_report(device: torch.device | str = "auto") -> dict:
-    """A flat dict of everything that shapes a measurement, for printing and records."""
+def environment_report(device: torch.device | str = "auto", tensorrt: bool = True) -> dict:
+    """A flat dict of everything that shapes a measurement, for printing and records.
+
+    ``tensorrt=False``: the lesson runs no engine, so torch_tensorrt's version is read from
+    its package metadata instead of importing it (seconds saved per notebook).
+    """
     device = resolve_device(str(device))
-    trt = tensorrt_status()
+    trt = tensorrt_status() if tensorrt else tensorrt_installed()
     report = {
         "device": str(device),
         "device_name": _cpu_name(),

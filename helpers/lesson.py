@@ -64,14 +64,15 @@ class Lesson:
         return path
 
 
-def start_lesson(name: str, values: Mapping) -> Lesson:
+def start_lesson(name: str, values: Mapping, tensorrt: bool = True) -> Lesson:
     """Check the notebook's parameters (``values``: its ``globals()``), print the machine.
 
     A bad value stops here with one line that says what to change, before any work.
+    ``tensorrt=False``: the lesson runs no engine and does not import torch_tensorrt.
     """
     number = number_of(name)
     device = check_notebook(number, values)
-    environment = environment_report(device)
+    environment = environment_report(device, tensorrt=tensorrt)
     print(format_report(environment))
     parameters = {k: values[k] for k in RECORDED if k in values}
     return Lesson(

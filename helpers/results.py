@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from helpers.accuracy import OutputDiff, check_accuracy, compare_outputs
+from helpers.claims import ROUND_SPREAD_LIMIT, round_spread
 from helpers.errors import AccuracyError, SkipStep
 from helpers.timing import LatencyStats, synchronize, time_calls, time_cold_call
 
@@ -159,6 +160,7 @@ def gate_and_time(
     references: dict[str, torch.Tensor] | None = None,
     tolerances: dict[str, tuple[float, float]] | None = None,
     precisions: dict[str, torch.dtype] | None = None,
+    retime: bool | None = None,
 ) -> list[PathResult]:
     """Gate every candidate against ``reference``, then time the correct ones in rounds.
 
@@ -172,7 +174,10 @@ def gate_and_time(
     the timed calls (``settled_diff``): a path wrong once settled is "wrong" and keeps no
     timing. The ``iterations`` timed calls are split over ``rounds``; each round times
     every candidate in turn. ``max_seconds`` caps each candidate's warm-up and its timing
-    across all rounds. Wrong candidates are reported and never timed.
+    across all rounds. Wrong candidates are reported and never timed. Where a path's round
+    medians spread beyond the series' limit, every path is timed once more and the new rounds
+    replace the old: a busy host after a build must not be read as a speed (``retime``: on a
+    GPU by default; a CPU's timings are not the lesson).
     """
     device = inputs[0].device
     results: dict[str, PathResult] = {}
@@ -195,33 +200,52 @@ def gate_and_time(
                 runnable[name] = candidate
         result = results[name]
         print(f"{name:<42} {result.status:<8} {result.diff or result.reason}")
-    samples: dict[str, list[list[float]]] = {name: [] for name in runnable}
     with torch.inference_mode():
         for name, fn in list(runnable.items()):
             time_calls(
                 lambda fn=fn: fn(*inputs), device, iterations=warmup, max_seconds=max_seconds
             )
             if not _check_settled(results[name], fn, **gates[name], when="after warm-up"):
-                del runnable[name], samples[name]
-        for index in range(rounds):
-            calls = max(
-                1, iterations // rounds + (index < iterations % rounds)
-            )  # sums to iterations
-            for name, fn in runnable.items():
-                timed = time_calls(
-                    lambda fn=fn: fn(*inputs),
-                    device,
-                    iterations=calls,
-                    max_seconds=max_seconds / rounds,
-                )
-                samples[name].append(timed)
+                del runnable[name]
+        samples = _timed_rounds(runnable, inputs, iterations, rounds, max_seconds)
+        drifted = [
+            n for n, rs in samples.items() if round_spread(_medians(rs)) > ROUND_SPREAD_LIMIT
+        ]
+        retime = device.type == "cuda" if retime is None else retime
+        if drifted and retime:  # the series' noise rule: a drifting run is rerun, not read
+            print(f"rounds drifted ({', '.join(drifted)}): every path is timed again")
+            samples = _timed_rounds(runnable, inputs, iterations, rounds, max_seconds)
     timer = "cuda events" if device.type == "cuda" else "perf_counter"
     for name, per_round_samples in samples.items():
         flat = [sample for round_samples in per_round_samples for sample in round_samples]
         results[name].latency = LatencyStats.from_samples(flat, timer)
-        results[name].round_medians_ms = [float(np.median(s)) for s in per_round_samples]
+        results[name].round_medians_ms = _medians(per_round_samples)
         _check_settled(results[name], runnable[name], **gates[name], when="after timing")
     return list(results.values())
+
+
+def _timed_rounds(
+    runnable: dict[str, Callable], inputs: Sequence[torch.Tensor], iterations: int,
+    rounds: int, max_seconds: float,
+) -> dict[str, list[list[float]]]:  # fmt: skip
+    """Each round times every path in turn: drift touches them all alike."""
+    samples: dict[str, list[list[float]]] = {name: [] for name in runnable}
+    for index in range(rounds):
+        calls = max(1, iterations // rounds + (index < iterations % rounds))  # sums to iterations
+        for name, fn in runnable.items():
+            samples[name].append(
+                time_calls(
+                    lambda fn=fn: fn(*inputs),
+                    inputs[0].device,
+                    iterations=calls,
+                    max_seconds=max_seconds / rounds,
+                )
+            )
+    return samples
+
+
+def _medians(per_round_samples: list[list[float]]) -> list[float]:
+    return [float(np.median(s)) for s in per_round_samples]
 
 
 def speedup_range(result: PathResult, baseline: PathResult) -> tuple[float, float, float]:

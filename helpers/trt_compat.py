@@ -14,6 +14,7 @@ import importlib
 import logging
 import warnings
 from dataclasses import dataclass, field
+from importlib import metadata
 
 import torch
 from packaging.version import Version
@@ -104,6 +105,36 @@ def tensorrt_status() -> TensorRTStatus:
         reason = "no CUDA GPU is visible; TensorRT engines run only on NVIDIA GPUs"
         return TensorRTStatus(False, reason, version, trt_version, build)
     return TensorRTStatus(True, "ready", version, trt_version, build)
+
+
+#: Distributions that provide ``torch_tensorrt``, and the TensorRT they run (first found wins).
+TORCH_TENSORRT_DISTRIBUTIONS = {"torch_tensorrt_rtx": "RTX", "torch_tensorrt": "regular"}
+TENSORRT_DISTRIBUTIONS = {
+    "RTX": ("tensorrt_rtx_cu13_bindings", "tensorrt_rtx_cu12_bindings", "tensorrt_rtx"),
+    "regular": ("tensorrt_cu13_bindings", "tensorrt_cu12_bindings", "tensorrt"),
+}
+
+
+def _version_of(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def tensorrt_installed() -> TensorRTStatus:
+    """What is installed, read from package metadata without importing torch_tensorrt.
+
+    A lesson that runs no engine skips the import, which takes seconds (it also imports
+    modelopt where that is installed).
+    """
+    found = [(_version_of(name), build) for name, build in TORCH_TENSORRT_DISTRIBUTIONS.items()]
+    version, build = next(((v, b) for v, b in found if v), (None, None))
+    if version is None:
+        return TensorRTStatus(False, "torch_tensorrt is not installed; this lesson runs none")
+    trt_version = next(filter(None, map(_version_of, TENSORRT_DISTRIBUTIONS[build])), None)
+    reason = "installed, not imported: this lesson runs no TensorRT"
+    return TensorRTStatus(False, reason, version, trt_version, build)
 
 
 def import_torch_tensorrt():

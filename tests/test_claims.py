@@ -647,3 +647,22 @@ def test_an_emulated_run_says_so_beside_its_verdicts(monkeypatch, capsys):
     monkeypatch.delenv("SERIES_EMULATE")
     claims.print_verdicts([verdict], run="H200, batch 16")
     assert "EMULATED" not in capsys.readouterr().out
+
+
+def test_sweep_medians_keep_the_named_timed_paths_by_length():
+    from helpers.results import PathResult
+    from helpers.timing import LatencyStats
+
+    def timed(name, ms, rounds):
+        return PathResult(
+            name, "ok", latency=LatencyStats.from_samples([ms], "cuda events"),
+            round_medians_ms=rounds,
+        )  # fmt: skip
+
+    sweep = {
+        16: [timed("eager", 4.0, [4.0, 6.0]), timed("engine", 2.0, [2.0, 2.0])],
+        32: [timed("eager", 5.0, [5.0, 5.0]), PathResult("engine", "wrong")],
+    }
+    p50, spread = claims.sweep_medians(sweep, ["eager", "engine"])
+    assert p50 == {"eager": {16: 4.0, 32: 5.0}, "engine": {16: 2.0}}
+    assert spread["eager"] == {16: 1.5, 32: 1.0}

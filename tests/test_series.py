@@ -61,6 +61,14 @@ def project(tmp_path, monkeypatch):
     return root
 
 
+def test_invocations_that_share_a_run_id_are_one_run(project, monkeypatch):
+    """--only parts on one machine: the checks across notebooks see one run."""
+    monkeypatch.setenv("SERIES_RUN_ID", "2026-12-03 20:00 UTC series")
+    assert main(["--only", "01"]) == 0 and main(["--only", "02"]) == 0
+    records = load_records(project / "runs" / "latest" / "results" / "records")
+    assert {r["run_id"] for r in records} == {"2026-12-03 20:00 UTC series"}
+
+
 def test_a_run_writes_under_runs_latest_shows_its_parameters_and_leaves_no_variable(project):
     environment = dict(os.environ)
     assert main(["--iterations", "3"]) == 0

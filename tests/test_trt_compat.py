@@ -223,3 +223,35 @@ def test_the_tensorrt_module_follows_torch_tensorrt_s_build(monkeypatch):
     with pytest.raises(SkipStep, match="pip install tensorrt-rtx"):
         import_tensorrt()
     tensorrt_status.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("installed", "expected"),
+    [
+        (
+            {"torch_tensorrt_rtx": "2.11.0", "tensorrt_rtx_cu13_bindings": "1.4.0.76"},
+            ("RTX", "1.4.0.76"),
+        ),
+        ({"torch_tensorrt": "2.10.0", "tensorrt_cu12_bindings": "10.13.3"}, ("regular", "10.13.3")),
+        ({}, (None, None)),
+    ],
+)
+def test_tensorrt_installed_reads_metadata_without_importing(monkeypatch, installed, expected):
+    """A lesson that runs no engine learns the versions without importing torch_tensorrt."""
+    from importlib import metadata
+
+    from helpers import trt_compat
+
+    def version(name):
+        if name not in installed:
+            raise metadata.PackageNotFoundError(name)
+        return installed[name]
+
+    monkeypatch.setattr(trt_compat.metadata, "version", version)
+    monkeypatch.setattr(
+        trt_compat.importlib, "import_module", lambda name: pytest.fail(f"imported {name}")
+    )
+    status = trt_compat.tensorrt_installed()
+    assert (status.build, status.tensorrt_version) == expected
+    assert not status.available
+    assert ("not imported" in status.reason) == bool(installed)

@@ -13,6 +13,8 @@ option, into results/executed/) and copies the records and figures of those that
 ok into results/ and figures/. Every value is checked with each notebook's own checks
 before the first kernel starts. A notebook's run replaces its last good one only when it
 finishes ok; a failed or interrupted (Ctrl-C) run is kept beside it, and --resume reruns it.
+SERIES_RUN_ID, where set, names the run: invocations that share it (``--only`` parts on one
+machine) are one run for the checks across notebooks, such as eager FP32's in 01-03.
 """
 
 from __future__ import annotations
@@ -391,7 +393,9 @@ def checked_run(args: argparse.Namespace, argv: list[str]) -> int:
     status_path = output_path(run_dir, "results", "run-status.json")
     status = json.loads(status_path.read_text()) if status_path.exists() else {}
     started = time.time()
-    run_id = f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC} series"
+    # a run spread over several invocations (one machine, --only parts) names itself once
+    now = datetime.now(timezone.utc)
+    run_id = os.environ.get("SERIES_RUN_ID") or f"{now:%Y-%m-%d %H:%M UTC} series"
     interrupted = None
     # patch.dict puts the caller's environment back afterwards
     with mock.patch.dict(os.environ, kernel_environment(root, run_id)):
