@@ -57,6 +57,10 @@ def test_a_lesson_starts_with_one_call_and_ends_with_one(number):
     code = "\n".join(cells_of(number, "code"))
     assert code.count("h.start_lesson(") == 1
     assert code.count("lesson.finish(") == 1
+    outputs = json.dumps(
+        [c.get("outputs", []) for c in json.loads(NOTEBOOKS[number].read_text())["cells"]]
+    )
+    assert "PosixPath(" not in outputs, "end lesson.finish(...) with ';': its path is not a result"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS.values(), ids=list(NOTEBOOKS))
