@@ -288,7 +288,7 @@ def fp16_speedup(
         verdict = f"{NOT_JUDGED}: {'; '.join(noisy)}"
     else:
         holds = "holds" if best_trt_vs_fp32 >= 3.5 else "does not hold"
-        head = f"{holds}{where}: {best_trt_vs_fp32:.2f}x"
+        head = f"{holds} for the best TensorRT path{where}: {best_trt_vs_fp32:.2f}x"
         if best_trt_vs_fp32 < NOTICEABLE:
             credit = "TensorRT's best path is not noticeably faster than eager FP32"
         elif trt_vs_fp16 < 1 / NOTICEABLE:
@@ -321,10 +321,13 @@ def fp16_speedup(
                     else "the module is bound by its kernels"
                 )
             )
+        elif noisy:
+            judged = f"{NOT_JUDGED}: {'; '.join(noisy)}"
         else:
+            holds = "holds" if module_vs_fp32 >= 3.5 else "does not hold"
             judged = (
-                "a call through Torch-TensorRT's runtime at a dynamic batch, as the post built "
-                "it; the deep dive's profile shows where its time goes"
+                f"the 4x {holds} for the post's kind of module: {module_vs_fp32:.2f}x; the deep "
+                "dive's profile shows where its time goes"
             )
         rows.append(
             Verdict(
@@ -486,7 +489,7 @@ def fp32_claims(
         if tf32_like_x > NOTICEABLE and strict_x / tf32_like_x < NOTICEABLE:
             speed_measured += (
                 f"; TF32 speeds eager up by no more than 10 % ({strict_x / tf32_like_x:.2f}x), so "
-                "arithmetic is not what limits eager here"
+                "matrix-product arithmetic is not what limits eager here"
             )
     if noisy and least_x is not None and least_x > NOTICEABLE:
         speed = (
@@ -544,8 +547,8 @@ def fp32_claims(
         Verdict(POST_FP32_SPEED, f"speed: {speed_measured}", speed),
         Verdict(
             POST_FP32_SPEED,
-            f"memory: the engine needs {memory_ratio:.2f}x eager's device memory "
-            f"({memory_delta_mib:+.0f} MiB) to serve this batch",
+            f"memory: the engine needs at most {memory_ratio:.2f}x eager's device memory "
+            f"({memory_delta_mib:+.0f} MiB, an upper bound) to serve this batch",
             memory,
         ),
         Verdict(POST_FP32_ARITHMETIC, floor, arithmetic),
@@ -695,15 +698,20 @@ def spearman_resolution(pairs: int) -> float:
     return 2 * math.sqrt(2) / math.sqrt(pairs - 3)
 
 
-def _fisher_z(value: float) -> float:
-    return math.atanh(max(min(value, 0.999999), -0.999999))
+def _fisher_z(value: float, pairs: int) -> float:
+    """Fisher's z of a rank correlation, capped at the highest one below 1 that ``pairs``
+    pairs can give (one swap of neighbours): at 1 itself the scale has no end."""
+    cap = 1 - 12 / (pairs * (pairs**2 - 1))
+    return math.atanh(max(min(value, cap), -cap))
 
 
 def quant_ranking(spearman: dict[str, float], pairs: int) -> str:
     """Best and worst recipe by rank correlation, or why they cannot be ranked."""
     best, worst = max(spearman, key=spearman.get), min(spearman, key=spearman.get)
     shown = f"best '{best}' ({spearman[best]:.4f}), worst '{worst}' ({spearman[worst]:.4f})"
-    if _fisher_z(spearman[best]) - _fisher_z(spearman[worst]) > spearman_resolution(pairs):
+    if _fisher_z(spearman[best], pairs) - _fisher_z(spearman[worst], pairs) > spearman_resolution(
+        pairs
+    ):
         return f"{shown}: a gap beyond what {pairs} pairs resolve"
     return f"no ranking: {shown} lie within what {pairs} pairs resolve"
 
@@ -728,7 +736,11 @@ def smoothquant_effect(*, with_smoothquant: dict, without: dict, pairs: int) -> 
         if measure not in with_smoothquant or measure not in without:
             continue
         new, old = with_smoothquant[measure], without[measure]
-        gap = _fisher_z(new) - _fisher_z(old) if measure.startswith("spearman") else None
+        gap = (
+            _fisher_z(new, pairs) - _fisher_z(old, pairs)
+            if measure.startswith("spearman")
+            else None
+        )
         if gap is not None and abs(gap) <= spearman_resolution(pairs):
             moved["unresolved"].append(measure)
         elif new == old:
@@ -765,7 +777,7 @@ def fp8_rate(
     elif high < 1.8:
         judged = "does not hold"
     else:
-        judged = "not decided: its rounds fall on both sides of 1.8x"
+        judged = f"not decided: rounds {low:.2f}-{high:.2f}x straddle 1.8x"
     measured = (
         f"FP8 / FP16 matrix-product rate {rate:.2f}x (rounds {low:.2f}-{high:.2f}x) on {device}, "
         f"compute capability {capability}"
@@ -773,8 +785,7 @@ def fp8_rate(
     return Verdict(
         ARTICLE_FP8_RATE,
         measured,
-        f"{judged} on {device} (the article measured an H100): FP8 products ran at "
-        f"{rate:.2f}x FP16's rate",
+        f"{judged} on {device} (the article measured an H100): median {rate:.2f}x FP16's rate",
     )
 
 
@@ -889,10 +900,11 @@ def sweep_noise(
     beyond ROUND_SPREAD_LIMIT, or that ran a longer length under SWEEP_LIMIT of a shorter's."""
     notes: dict[int, list[str]] = {n: [] for by_length in p50_ms.values() for n in by_length}
     for path, by_length in p50_ms.items():
-        for length, drift in spread.get(path, {}).items():
-            if drift > ROUND_SPREAD_LIMIT:
-                notes[length].append(f"{path} drifted {drift:.2f}x")
-        for short, long in faster_larger_batches(by_length):
+        drifted = {n for n, drift in spread.get(path, {}).items() if drift > ROUND_SPREAD_LIMIT}
+        for length in sorted(drifted):
+            notes[length].append(f"{path} drifted {spread[path][length]:.2f}x")
+        steady = {n: ms for n, ms in by_length.items() if n not in drifted}
+        for short, long in faster_larger_batches(steady):
             for length in (short, long):
                 notes[length].append(f"{path} faster at {long} than at {short}")
     return {length: "; ".join(found) for length, found in sorted(notes.items())}
@@ -968,7 +980,7 @@ def keep_compiled(
     if eager_s is None:
         return verdict
     if load_s > NOTICEABLE * eager_s:
-        return f"{verdict}; eager PyTorch answered {load_s / eager_s:.1f}x sooner still"
+        return f"{verdict}; eager PyTorch answered {load_s / eager_s:.1f}x sooner than loading"
     if eager_s > NOTICEABLE * load_s:
         return f"{verdict}; eager PyTorch answered later than loading"
     return f"{verdict}; eager PyTorch answered within {NOTICEABLE}x of loading"

@@ -107,7 +107,8 @@ def bandwidth_share(*, eager_pct: float | None, best_pct: float | None, best_nam
     verdict += " (shares of the copy bandwidth measured here)"
     need = 18 * PARAMS_70B * 2 / 1e12
     measured += (
-        f"; the article's own 18 tokens/s on 70B in bfloat16 would read {need:.2f} TB/s, "
+        "; arithmetic, not measured: the article's 18 tokens/s on 70B in bfloat16 would read "
+        f"{need:.2f} TB/s, "
         f"{100 * need / H100_TB_S:.0f} % of an H100's {H100_TB_S} TB/s (in FP8, "
         f"{50 * need / H100_TB_S:.0f} %), though 70B in bfloat16 does not fit in one H100's "
         f"{H100_GB} GB"
@@ -157,7 +158,8 @@ def article_70b(tokens_per_s: float, claim: str) -> Verdict:
             f"in {precision} "
             + ("possible" if not reasons else "exceeds its " + " and ".join(reasons))
         )
-    return Verdict(claim, "; ".join(parts), f"on one H100 at batch 1: {'; '.join(possible)}")
+    measured = f"arithmetic, not measured: {'; '.join(parts)}"
+    return Verdict(claim, measured, f"on one H100 at batch 1: {'; '.join(possible)}")
 
 
 #: The lowest logits cosine with bf16 at which a weight-only path counts as close to it.

@@ -37,7 +37,8 @@ def four_h100_roofline() -> Verdict:
     gathered = H100_TB_S * 1e12 / PARAMS_70B  # every GPU reads all the weights
     regathered = NVLINK_GB_S * 1e9 / (3 / 4 * PARAMS_70B)  # every GPU receives 3/4 of them
     measured = (
-        f"at one pass over {PARAMS_70B / 1e9:.1f} GB of weights per token, four H100s allow at "
+        f"arithmetic, not measured: at one pass over {PARAMS_70B / 1e9:.1f} GB of weights per "
+        "token, four H100s allow at "
         f"most {split:.0f} tokens/s with the weights split; {gathered:.0f} with every GPU reading "
         f"all of them; {regathered:.1f} if FSDP gathers every layer over NVLink for every token; "
         f"PyTorch's 70 is {100 * 70 / split:.0f}% of the split bound (speculative decoding, which "
@@ -72,7 +73,7 @@ def split_speed(
         )
     path, (one, many) = max(steps.items(), key=lambda item: item[1][0] / item[1][1])
     gain = one / many
-    if gain >= 0.8 * ideal:
+    if gain > 1 and gain >= 0.8 * ideal:
         verdict = (
             f"the split pays: {gain:.2f}x faster on {gpus} GPUs ({path}), near the ideal "
             f"{ideal:.2f}x"

@@ -176,7 +176,7 @@ def settings_for(
     * ``attn_bias_is_causal`` (from 2.11) defaults to True, which replaces an encoder's
       padding mask with a causal one; it is passed as False unless ``causal``.
     * ``static_shape`` on the RTX build: an engine whose attention is TensorRT's attention
-      layer did not return from its first call at a fully static shape (notebook 02 shows
+      layer did not return from its first call at a fully static shape (deep dive 02d shows
       it), so ``decompose_attention=True`` builds attention from matrix products and a
       softmax, as an ONNX export does, where the setting exists.
     """

@@ -1,5 +1,7 @@
 """Every branch of the verdict wording and of the noise rules, on numbers alone."""
 
+import math
+
 import pytest
 
 from helpers import claims
@@ -27,10 +29,15 @@ def speedup(**overrides):
 
 def test_the_4x_holds_and_credits_tensorrt_only_beyond_eager_fp16_in_a_graph():
     first, module, fastest, cold = speedup()
-    assert first.verdict == "holds: 9.40x; TensorRT adds 1.19x over eager FP16 in a CUDA graph"
+    assert first.verdict == (
+        "holds for the best TensorRT path: 9.40x; TensorRT adds 1.19x over eager FP16 in a CUDA "
+        "graph"
+    )
     assert "FP16 alone: 0.96x eager, 1.30x in CUDA graphs" in first.measured
     assert "a CUDA graph alone: 5.00x in FP32, 6.00x in FP16" in first.measured
     assert "deep dive's profile" in module.verdict and "2.30x" in module.measured
+    assert module.verdict.startswith("the 4x does not hold for the post's kind of module: 2.30x")
+    assert speedup(module_vs_fp32=4.1)[1].verdict.startswith("the 4x holds for the post's kind")
     assert fastest.verdict == "TensorRT is the fastest path here"
     assert "start-up cost" in cold.verdict and not cold.quote
 
@@ -46,7 +53,8 @@ def test_tensorrt_slower_than_eager_fp16_credits_fp16():
         fastest="torch.compile fp16 reduce-overhead",
     )[0]
     assert first.verdict == (
-        "holds (at 64 x 512, not 16 x 32): 7.09x; TensorRT's best path takes 1.22x eager "
+        "holds for the best TensorRT path (at 64 x 512, not 16 x 32): 7.09x; TensorRT's best "
+        "path takes 1.22x eager "
         "FP16's time: the gain is FP16's, not TensorRT's"
     )
 
@@ -56,7 +64,7 @@ def test_tensorrt_slower_than_eager_fp16_credits_fp16():
     [
         (dict(trt_vs_fp16=3.0, trt_vs_fp16_graph=0.8), "a CUDA graph is 1.25x faster than"),
         (dict(trt_vs_fp16=3.0, trt_vs_fp16_graph=1.02), "eager FP16 in a CUDA graph matches it"),
-        (dict(best_trt_vs_fp32=1.05), "does not hold: 1.05x; TensorRT's best path is not"),
+        (dict(best_trt_vs_fp32=1.05), "not hold for the best TensorRT path: 1.05x; TensorRT's"),
     ],
 )
 def test_the_credit_for_every_outcome(kw, words):
@@ -78,8 +86,8 @@ def test_a_module_with_a_profile_and_missing_rows():
 
 
 def test_a_noisy_run_judges_nothing_and_asks_for_no_rerun():
-    (first, *_) = speedup(noisy=["eager fp32 drifted between rounds"])
-    assert first.verdict == "not judged: eager fp32 drifted between rounds"
+    (first, module, *_) = speedup(noisy=["eager fp32 drifted between rounds"])
+    assert first.verdict == module.verdict == "not judged: eager fp32 drifted between rounds"
     assert "rerun" not in first.verdict
 
 
@@ -220,7 +228,10 @@ def test_fp32_speed_row(kw, speed):
 
 def test_fp32_speed_measured_says_when_tf32_does_not_speed_eager():
     host = fp32(strict_x=2.31, tf32_like_x=2.30, error_vs_floor=400)[0]
-    assert "no more than 10 % (1.00x), so arithmetic is not what limits eager" in host.measured
+    assert (
+        "no more than 10 % (1.00x), so matrix-product arithmetic is not what limits eager"
+        in host.measured
+    )
     arithmetic = fp32(strict_x=3.0, tf32_like_x=2.0, error_vs_floor=400)[0]
     assert "TF32 speeds" not in arithmetic.measured  # eager gains 1.5x from TF32
 
@@ -402,12 +413,16 @@ def test_round_ranking_ranks_only_rounds_that_do_not_overlap(eager, lazy, start)
         (dict(gate_ok=False), "not judged: saving or loading failed", "(above)"),
         (dict(load_s=None), "not judged: a fresh process", "(table above)"),
         (dict(rebuild_s=None), "not judged: a fresh process", "(table above)"),
-        (dict(), "holds: loading answered 2.0x sooner", "eager PyTorch answered 1.7x sooner still"),
+        (
+            dict(),
+            "holds: loading answered 2.0x sooner",
+            "eager PyTorch answered 1.7x sooner than loading",
+        ),
         (dict(eager_s=None), "holds: loading answered 2.0x sooner", "than rebuilding"),
         (dict(eager_s=40.0), "holds", "eager PyTorch answered later than loading"),
         (dict(eager_s=18.0), "holds", "eager PyTorch answered within 1.1x of loading"),
-        (dict(load_s=30.0, rebuild_s=29.0), "no difference this run shows", "sooner still"),
-        (dict(load_s=40.0, rebuild_s=30.0), "does not hold here", "sooner still"),
+        (dict(load_s=30.0, rebuild_s=29.0), "no difference this run shows", "sooner than loading"),
+        (dict(load_s=40.0, rebuild_s=30.0), "does not hold here", "sooner than loading"),
     ],
 )
 def test_keep_compiled(kw, start, end):
@@ -666,3 +681,25 @@ def test_sweep_medians_keep_the_named_timed_paths_by_length():
     p50, spread = claims.sweep_medians(sweep, ["eager", "engine"])
     assert p50 == {"eager": {16: 4.0, 32: 5.0}, "engine": {16: 2.0}}
     assert spread["eager"] == {16: 1.5, 32: 1.0}
+
+
+def test_fp8_rate_undecided_names_its_rounds_and_median():
+    verdict = claims.fp8_rate(
+        rate=1.98, low=1.78, high=1.98, device="NVIDIA H200", capability="9.0"
+    )
+    assert verdict.verdict.startswith("not decided: rounds 1.78-1.98x straddle 1.8x")
+    assert "median 1.98x" in verdict.verdict and words(verdict) <= 30
+
+
+def test_a_perfect_rank_correlation_is_capped_at_one_swap_of_neighbours():
+    """At 1 Fisher's z has no end: the cap decides, not a clip at 0.999999."""
+    assert claims._fisher_z(1.0, 24) == pytest.approx(math.atanh(1 - 12 / (24 * 575)))
+    near = claims.quant_ranking({"a": 1.0, "b": 0.9991}, pairs=24)
+    assert near.startswith("no ranking")
+
+
+def test_a_drifted_length_is_not_compared_again():
+    p50 = {"eager": {16: 5.0, 32: 8.5, 64: 4.7, 128: 4.6}}
+    spread = {"eager": {16: 1.0, 32: 1.9, 64: 1.0, 128: 1.0}}
+    notes = claims.sweep_noise(p50, spread)
+    assert notes == {16: "", 32: "eager drifted 1.90x", 64: "", 128: ""}

@@ -597,7 +597,10 @@ def test_a_value_the_notebook_changed_for_its_machine_is_marked_in_the_parameter
     from helpers.tools.notebook_run import note_adjusted
 
     notebook = nbformat.v4.new_notebook()
-    parameters = nbformat.v4.new_code_cell("sweep_batches = [1, 8]  # sizes\nseq_len = 256\n")
+    parameters = nbformat.v4.new_code_cell(
+        "sweep_batches = [1, 8]  # sizes\nseq_len = 256  # prompt; ran with 32 here (an old run)\n"
+        "new_tokens = (  # ran with 16 here (the tiny model)\n    32  # tokens\n)\n"
+    )
     parameters.metadata["tags"] = ["parameters"]
     setup = nbformat.v4.new_code_cell("h.adjust(...)")
     setup.outputs = [
@@ -611,6 +614,7 @@ def test_a_value_the_notebook_changed_for_its_machine_is_marked_in_the_parameter
     note_adjusted(path)
     note_adjusted(path)  # a second pass changes nothing
     source = "".join(json.loads(path.read_text())["cells"][0]["source"])
-    assert source == (
-        "sweep_batches = [1, 8]  # sizes; ran with [1, 2] here (a CPU)\nseq_len = 256\n"
+    assert source == (  # an earlier run's notes are gone, wherever they were
+        "sweep_batches = [1, 8]  # sizes; ran with [1, 2] here (a CPU)\nseq_len = 256  # prompt\n"
+        "new_tokens = (\n    32  # tokens\n)\n"
     )

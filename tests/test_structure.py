@@ -185,7 +185,10 @@ def test_lesson_helpers_stay_small():
     # notebooks: the lesson's start and end (lesson.py), 08's decode loop shared by its core
     # and deep dive (decoding.py), 06's scoring against FP32 on the task (quant_scoring.py),
     # 09's repeat-and-move probe, and verdicts that say only what their run shows (issue 43).
-    assert lines <= 4950, f"helpers/ (without tools/) has {lines} lines"
+    # 5,000: a lesson that runs no engine reads torch_tensorrt's version from metadata, a
+    # drifting timing is timed again, 05's sweep reads its medians in one place, and verdicts
+    # after the 2026-12-03 republish's fresh read (arithmetic labelled, one-swap Fisher cap).
+    assert lines <= 5000, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(

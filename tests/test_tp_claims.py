@@ -47,3 +47,10 @@ def test_nccl_fusion_branches():
     large = tp_claims.nccl_fusion(comm_ms=2.0, steps=steps, batch=1, gpus=2)
     assert "it matters here" in large.verdict and "at batch 1 on 2 GPUs" in large.measured
     assert all(map(short, (gloo, small, large)))
+
+
+def test_a_slower_split_never_pays_even_when_the_ideal_is_small():
+    """Tiny models: an ideal near 1x must not turn a slowdown into 'near the ideal'."""
+    slower = {"compiled": (1.0, 1.1)}
+    verdict = tp_claims.split_speed(ideal=1.03, steps=slower, gpus=2, batch=1, on_gpus=True)
+    assert verdict.verdict.startswith("the split does not pay here")

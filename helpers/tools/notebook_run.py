@@ -199,6 +199,8 @@ def lighten(path: Path) -> None:
 
 #: What ``helpers.parameters.adjust`` prints: "NAME: GIVEN -> USED (WHY)".
 ADJUSTED_LINE = re.compile(r"^(\w+): (.+) -> (.+) \((.+)\)$")
+#: A note note_adjusted wrote, at the end of a line: "; ran with X here (why)" or "  # ran ...".
+RAN_WITH = re.compile(r"(?:;\s*|\s*#\s*)ran with .+ here \(.*\)$")
 
 
 def note_adjusted(path: Path) -> None:
@@ -216,13 +218,15 @@ def note_adjusted(path: Path) -> None:
     )
     changed = {m[1]: (m[3], m[4]) for m in map(ADJUSTED_LINE.match, printed.splitlines()) if m}
     for cell in notebook["cells"]:
-        if changed and "parameters" in cell["metadata"].get("tags", []):
-            lines = "".join(cell["source"]).splitlines(keepends=True)
+        if "parameters" in cell["metadata"].get("tags", []):
+            # an earlier run's notes go first, wherever formatting moved them: this run's stay
+            source = "".join(cell["source"])
+            lines = [RAN_WITH.sub("", line) for line in source.splitlines()]
             for i, line in enumerate(lines):
                 name = line.partition(" = ")[0]
-                if name in changed and "ran with" not in line:
+                if name in changed:
                     used, why = changed[name]
                     joint = "; " if "#" in line else "  # "
-                    lines[i] = f"{line.rstrip()}{joint}ran with {used} here ({why})\n"
-            cell["source"] = lines
+                    lines[i] = f"{line.rstrip()}{joint}ran with {used} here ({why})"
+            cell["source"] = ("\n".join(lines) + "\n" * source.endswith("\n")).splitlines(True)
     path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
