@@ -564,6 +564,7 @@ def test_an_emulated_run_reaches_its_kernels_and_its_run_table_says_so(project, 
     assert "Rows marked EMULATED kept to a T4's limits" in table
     assert "| EMULATED T4: 01_stub_roberta-base_b16_s32 | ok |" in table
     assert "| peak GPU GiB | GPU busy |" in table
+    assert "../figures/" not in table and "(RESULTS.md)" not in table  # neither is committed
 
 
 def test_an_emulated_run_is_never_published(project, gpu_machine, capsys):

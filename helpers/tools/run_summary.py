@@ -89,12 +89,15 @@ def run_table(status: dict, figures: list[Path]) -> str:
         "| parameters | error |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    if any(entry.get("emulated") for entry in status.values()):
+    emulated = any(entry.get("emulated") for entry in status.values())
+    if emulated:
         lines[3:3] = ["", EMULATED_NOTE]
     for key, entry in status.items():
         lines.append(table_row(key, entry))
         if "attempt" in entry:
             lines.append(table_row(f"{key}, later run", entry["attempt"]))
+    if emulated:  # git keeps this table, not the larger GPU's speeds drawn or tabled beside it
+        return "\n".join(lines + ["", EMULATED_FILES, ""])
     lines += ["", "## Figures", ""] + [f"![{f.stem}](../figures/{f.name})" for f in figures]
     return "\n".join(lines + ["", "Table: [RESULTS.md](RESULTS.md)", ""])
 
@@ -114,6 +117,10 @@ def table_row(key: str, entry: dict) -> str:
 
 
 #: RUN.md's words for a run that kept to an emulated GPU's limits.
+EMULATED_FILES = (
+    "The figures and `RESULTS.md` drawn from these records lie beside this file but are not "
+    "committed: their speeds are the larger GPU's, not a T4's."
+)
 EMULATED_NOTE = (
     "Rows marked EMULATED kept to a T4's limits (fp16; no FP8, TF32, flash or cuDNN attention; "
     "PyTorch capped at 15 GiB) on a larger GPU: their seconds are that GPU's, not a T4's, and "
