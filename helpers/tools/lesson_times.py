@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from helpers.records import number_of, project_root
+from helpers.tools.time_profile import profile_table
 
 #: The H200's memory bandwidth over a T4's (4.8 / 0.32 TB/s) and its dense FP16 tensor rate
 #: over a T4's (989 / 65 TFLOP/s): both about 15. An upper factor: a kernel that keeps
@@ -24,6 +25,7 @@ HOST_FACTOR = 2.0
 #: A lesson longer than this on a T4, by the estimate, does not fit a workshop's slot.
 LESSON_LIMIT_S = 600.0
 MARKERS = ("<!-- lesson-times:start -->", "<!-- lesson-times:end -->")
+PROFILE_MARKERS = ("<!-- time-profile:start -->", "<!-- time-profile:end -->")
 
 
 def t4_estimate_s(seconds: float, busy_share: float) -> float:
@@ -72,9 +74,9 @@ def times_table(published: dict, emulated: dict) -> str:
     return "\n".join(lines)
 
 
-def write_table(readme: Path, table: str) -> None:
-    """Put ``table`` between the markers of ``readme``."""
-    start, end = MARKERS
+def write_table(readme: Path, table: str, markers: tuple[str, str] = MARKERS) -> None:
+    """Put ``table`` between the ``markers`` of ``readme``."""
+    start, end = markers
     text = readme.read_text()
     pattern = re.compile(f"{re.escape(start)}.*?{re.escape(end)}", re.S)
     if not pattern.search(text):
@@ -87,7 +89,10 @@ def main() -> None:
     published = json.loads((root / "results" / "run-status.json").read_text())
     emulated_path = root / "results" / "t4-emulation" / "results" / "run-status.json"
     emulated = json.loads(emulated_path.read_text()) if emulated_path.exists() else {}
-    write_table(root / "notebooks" / "README.md", times_table(published, emulated))
+    readme = root / "notebooks" / "README.md"
+    write_table(readme, times_table(published, emulated))
+    core = sorted((root / "notebooks").glob("[01][0-9]_*.ipynb"))  # the published core lessons
+    write_table(readme, profile_table(core), PROFILE_MARKERS)
     print(f"wrote the lesson times into {root / 'notebooks' / 'README.md'}")
 
 

@@ -1,0 +1,43 @@
+"""Where the core's time goes: each cell under the first kind of work it contains."""
+
+import nbformat
+
+from helpers.tools import time_profile as tp
+
+
+def executed(cells: list[tuple[str, float]], total: float) -> dict:
+    notebook = nbformat.v4.new_notebook()
+    for source, seconds in cells:
+        cell = nbformat.v4.new_code_cell(source)
+        cell.metadata["papermill"] = {"duration": seconds}
+        notebook.cells.append(cell)
+    notebook.cells.append(nbformat.v4.new_markdown_cell("torch.compile( in prose: not a cell"))
+    notebook.metadata["papermill"] = {"duration": total}
+    return notebook
+
+
+def test_each_cell_counts_once_under_its_first_kind_and_the_rest_is_outside_the_cells():
+    notebook = executed(
+        [
+            ('lesson = h.start_lesson("02", globals())', 20.0),
+            ("engine = torch_tensorrt.compile(model)\nstep = torch.compile(model)", 15.0),
+            ("compiled = torch.compile(model)", 5.0),
+            ("timings = h.gate_and_time(paths, batch)", 3.0),
+        ],
+        total=47.0,
+    )
+    seconds = tp.profile(notebook)
+    assert seconds[next(iter(tp.KINDS))] == 20.0  # setup
+    assert seconds["TensorRT engines: builds, saves and loads"] == 15.0  # first match wins
+    assert seconds["torch.compile: Inductor's compile and first calls"] == 5.0
+    assert seconds[tp.REST] == 3.0
+    assert seconds[tp.OUTSIDE] == 4.0
+
+
+def test_the_table_sums_lessons_and_names_where_each_kind_ran(tmp_path):
+    for number, build in (("02", 30.0), ("03", 10.0)):
+        notebook = executed([("engine = build(inputs)", build)], total=build + 2)
+        nbformat.write(nbformat.from_dict(notebook), tmp_path / f"{number}_x.ipynb")
+    table = tp.profile_table(sorted(tmp_path.glob("*.ipynb")))
+    assert "| TensorRT engines: builds, saves and loads | 40 | 91 % | 02 (30), 03 (10) |" in table
+    assert "| **the core lessons** | **44** | 100 % | 2 lessons |" in table
