@@ -30,8 +30,9 @@ from helpers.errors import (
     ParameterError,
     SeriesError,
     SkipStep,
+    error_line,
 )
-from helpers.gpu import dtype_label, gpu_features
+from helpers.gpu import dtype_label, emulation, gpu_features
 from helpers.lesson import Lesson, start_lesson
 from helpers.notebook_checks import check_notebook_values
 from helpers.parameters import adjust, check_parameters

@@ -47,13 +47,16 @@ def print_verdicts(
     run: str = "",
     caveats: Sequence[str] = (),
     missing: str = "not testable on this machine: the paths it needs did not run (see above)",
+    on_gpu: bool = True,
 ) -> None:
     """This run, then claim, measurement and verdict for each row, then the caveats.
 
-    An emulated run says so beside its verdicts: their speeds are the larger GPU's.
+    An emulated run says so beside its verdicts: their speeds are the larger GPU's, or none
+    where the lesson ran on CPUs (``on_gpu=False``: 10 with one GPU).
     """
     if emulation():
-        run = f"{run}; EMULATED {emulation().upper()} limits, this GPU's speeds".lstrip("; ")
+        speeds = "this GPU's speeds" if on_gpu else "the lesson ran on CPUs: no GPU speeds"
+        run = f"{run}; EMULATED {emulation().upper()} limits, {speeds}".lstrip("; ")
     if run:
         print(f"This run: {run}")
     if not verdicts:
@@ -536,6 +539,11 @@ def fp32_claims(
             "not testable as the post meant it (its T4 has no TF32): here the error is "
             f"{size}, although disable_tf32=True was set"
         )
+    elif emulation():  # a T4's limits bind PyTorch only: this GPU's TensorRT may use TF32
+        arithmetic = (
+            f"{NOT_JUDGED}: TensorRT is not emulated and may use this GPU's TF32; the engine's "
+            f"error is {size}"
+        )
     else:
         arithmetic = f"does not hold on this GPU and build: the engine's error is {size}"
     floor = (
@@ -677,6 +685,7 @@ def parameters_claim(
         verdict += "no engine's size showed 8-bit weights: no INT8 speed to judge"
     elif engines and all(o == "not built" for o in engines.values()):
         verdict += "no INT8 engine was built here: the build errors above say why"
+        verdict += " (unemulated TensorRT)" if emulation() else ""
     else:
         verdict += "no INT8 engine built here passed its gate"
     return Verdict(POST_PARAMETERS, measured, verdict)

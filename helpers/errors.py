@@ -32,3 +32,12 @@ class SkipStep(SeriesError):
 
 class AccuracyError(SeriesError, AssertionError):
     """A compiled model's output is wrong, not merely less precise."""
+
+
+def error_line(error: BaseException, limit: int = 240) -> str:
+    """An error on one line: its type, and the line that names what was violated (a
+    ``torch.export`` guard or constraint) where there is one, else its first line."""
+    lines = [line.strip(" -") for line in str(error).splitlines() if line.strip(" -")]
+    telling = next((line for line in lines if "guard" in line or "must always" in line), None)
+    text = " ".join((telling or (lines[0] if lines else "")).split())
+    return f"{type(error).__name__}: {text[:limit]}"

@@ -50,7 +50,8 @@ class Lesson:
         **extra,
     ) -> Path:
         """Print the verdicts, then write the record (``extra``: what else it keeps)."""
-        print_verdicts(verdicts, run=run, caveats=caveats)
+        on_gpu = self.environment.get("device", "").startswith("cuda")
+        print_verdicts(verdicts, run=run, caveats=caveats, on_gpu=on_gpu)
         path = save_record(
             self.name,
             parameters={**self.parameters, **(parameters or {})},

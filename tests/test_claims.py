@@ -266,6 +266,13 @@ def test_fp32_arithmetic_row(kw, words):
     assert row.claim == claims.POST_FP32_ARITHMETIC
 
 
+def test_an_emulated_t4_does_not_judge_an_engine_that_may_use_the_real_gpus_tf32(monkeypatch):
+    monkeypatch.setenv("SERIES_EMULATE", "t4")
+    row = fp32(has_tf32=False, error_vs_floor=400, tf32_error_vs_floor=426)[2]
+    assert row.verdict.startswith(f"{claims.NOT_JUDGED}: TensorRT is not emulated") and short(row)
+    assert "the size TF32 gives" in row.verdict
+
+
 @pytest.mark.parametrize(
     "ratio, delta, words",
     [
@@ -628,6 +635,11 @@ def test_the_parameters_claim_branches():
     refused = claim({"int8": "not built", "int8, LayerNorm kept": "not built"})
     assert refused.verdict.startswith("holds for FP16 (notebook 02), not INT8: it needs")
     assert refused.verdict.endswith("no INT8 engine was built here: the build errors above say why")
+    with pytest.MonkeyPatch.context() as patch:  # an emulated T4 runs this GPU's TensorRT
+        patch.setenv("SERIES_EMULATE", "t4")
+        emulated = claim({"int8": "not built", "int8, LayerNorm kept": "not built"})
+    assert emulated.verdict.endswith("say why (unemulated TensorRT)")
+    assert words(emulated) <= 30
     failed = claim({"int8": "failed its gate", "int8, LayerNorm kept": "not built"}, fp16_ok=False)
     assert failed.verdict.startswith("does not hold for INT8")
     assert failed.verdict.endswith("no INT8 engine built here passed its gate")
@@ -659,6 +671,9 @@ def test_an_emulated_run_says_so_beside_its_verdicts(monkeypatch, capsys):
     claims.print_verdicts([verdict], run="H200, batch 16")
     out = capsys.readouterr().out
     assert "This run: H200, batch 16; EMULATED T4 limits, this GPU's speeds" in out
+    claims.print_verdicts([verdict], run="Xeon, 2 processes", on_gpu=False)
+    out = capsys.readouterr().out
+    assert "EMULATED T4 limits, the lesson ran on CPUs: no GPU speeds" in out
     monkeypatch.delenv("SERIES_EMULATE")
     claims.print_verdicts([verdict], run="H200, batch 16")
     assert "EMULATED" not in capsys.readouterr().out
@@ -703,3 +718,20 @@ def test_a_drifted_length_is_not_compared_again():
     spread = {"eager": {16: 1.0, 32: 1.9, 64: 1.0, 128: 1.0}}
     notes = claims.sweep_noise(p50, spread)
     assert notes == {16: "", 32: "eager drifted 1.90x", 64: "", 128: ""}
+
+
+def test_an_export_error_is_one_line_that_names_the_guard_it_violated():
+    from helpers.errors import error_line
+
+    class UserError(Exception):
+        pass
+
+    error = UserError(
+        'Constraints violated (_1)! For more information, run with TORCH_LOGS="+dynamic".\n'
+        "  - Not all values of _1 = L['input_ids'].size()[1] in the specified range "
+        "8 <= _1 <= 128 satisfy the generated guard (L['input_ids'].size()[1] % 8) == 0.\n"
+    )
+    line = error_line(error)
+    assert line.startswith("UserError: Not all values of _1") and line.endswith("% 8) == 0.")
+    assert error_line(ValueError("first\nsecond")) == "ValueError: first"
+    assert error_line(RuntimeError()) == "RuntimeError: "

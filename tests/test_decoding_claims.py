@@ -54,6 +54,15 @@ def test_pytorch_peak_scope():
     assert "measure it" in dc.pytorch_peak(best_tb_s=None, device_name="x").verdict
 
 
+def test_an_emulated_t4_step_is_not_judged_as_the_articles_h200(monkeypatch):
+    monkeypatch.setenv("SERIES_EMULATE", "t4")
+    peak = dc.pytorch_peak(best_tb_s=1.2, device_name="NVIDIA H200").verdict
+    assert peak == f"{NOT_JUDGED}: T4 limits emulated on this GPU: no flash or cuDNN attention"
+    share = dc.bandwidth_share(eager_pct=3, best_pct=38.3, best_name="x").verdict
+    assert share.endswith("(T4 limits emulated on this GPU: no flash or cuDNN attention)")
+    assert len(share.split()) <= 30
+
+
 def test_article_70b_per_precision():
     raw = dc.article_70b(18, "raw").verdict
     assert "in bfloat16 exceeds its memory" in raw and "in FP8 possible" in raw

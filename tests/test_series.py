@@ -619,3 +619,22 @@ def test_a_value_the_notebook_changed_for_its_machine_is_marked_in_the_parameter
         "sweep_batches = [1, 8]  # sizes; ran with [1, 2] here (a CPU)\nseq_len = 256  # prompt\n"
         "new_tokens = (\n    32  # tokens\n)\n"
     )
+
+
+def test_a_value_set_for_the_run_replaces_a_wrapped_assignment_whole():
+    from helpers.tools.notebook_run import set_values
+
+    source = (
+        'device = "auto"  # "auto", "cuda" or "cpu"\n'
+        "output_dir = (\n"
+        '    "runs/latest"  # records go here\n'
+        ")\n"
+        "seed = 0  # the mix\n"
+    )
+    changed = "".join(set_values(source, {"output_dir": "runs/t4", "seed": 1}))
+    assert changed == (
+        'device = "auto"  # "auto", "cuda" or "cpu"\n'
+        "output_dir = 'runs/t4'  # set for this run; default \"runs/latest\"\n"
+        "seed = 1  # set for this run; default 0\n"
+    )
+    compile(changed, "parameters", "exec")  # still Python

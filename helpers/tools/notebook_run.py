@@ -125,16 +125,26 @@ def fold_parameters(path: Path) -> None:
     values = literal_assignments("".join(injected[0]["source"]))
     for cell in cells:
         if "parameters" in cell["metadata"].get("tags", []):
-            lines = []
-            for line in "".join(cell["source"]).splitlines(keepends=True):
-                name, _, rest = line.partition(" = ")
-                if name in values:  # the default's comment may no longer hold: say what changed
-                    default = rest.split("  #")[0].strip()
-                    line = f"{name} = {values.pop(name)!r}  # set for this run; default {default}\n"
-                lines.append(line)
-            cell["source"] = lines
+            cell["source"] = set_values("".join(cell["source"]), values)
     cells.remove(injected[0])
     path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+
+
+def set_values(source: str, values: dict) -> list[str]:
+    """``source`` with each assignment to a name in ``values`` on one line of its new value.
+
+    The default's comment may no longer hold, so the line says what changed instead. An
+    assignment may span lines (a formatter wraps a long comment in parentheses): its whole
+    span is replaced, found by ``ast``.
+    """
+    lines = source.splitlines(keepends=True)
+    for node in reversed(ast.parse(source).body):  # from the end: earlier spans stay valid
+        name = node.targets[0].id if isinstance(node, ast.Assign) else None
+        if name in values:
+            default = ast.get_source_segment(source, node.value)
+            line = f"{name} = {values[name]!r}  # set for this run; default {default}\n"
+            lines[node.lineno - 1 : node.end_lineno] = [line]
+    return lines
 
 
 def literal_assignments(source: str) -> dict:

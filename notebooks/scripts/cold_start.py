@@ -32,6 +32,8 @@ import helpers as h  # noqa: E402
 
 mode, saved, model_name, batch, seq_len = sys.argv[1:6]
 imported = time.perf_counter()
+if h.emulation():  # an emulated T4's limits hold in this process too (SERIES_EMULATE)
+    h.gpu_features(torch.device("cuda"))
 shape = (int(batch), int(seq_len))
 inputs = [torch.ones(shape, dtype=torch.int32, device="cuda")] * 2  # input_ids, attention_mask
 
