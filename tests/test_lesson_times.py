@@ -33,8 +33,8 @@ def test_rows_use_default_runs_and_mark_lessons_over_ten_minutes():
         ),
         "10_tensor_parallel_Llama-3.1-8B_b1_s128": entry(225.0, busy=0.0, peak=0.0),
     }
-    table = lt.times_table(published, emulated)
-    assert "| 08 | 484 s | 396 s | 7 % | 11.7 | 19 min (over 10 min) |" in table
+    table = lt.times_table(published, emulated, {"08": "H200"}, {"08": "H100"})
+    assert "| 08 | 484 s (H200) | 396 s (H100) | 7 % | 11.7 | 19 min (over 10 min) |" in table
     assert "| 06 | 265 s | not run yet |" in table
     assert "| 10 | not run | 225 s | none: CPU processes | 0.0 | 8 min |" in table
 
@@ -47,3 +47,14 @@ def test_the_table_goes_between_the_markers_and_a_readme_without_them_is_refused
     readme.write_text("no markers")
     with pytest.raises(SystemExit, match="markers"):
         lt.write_table(readme, "| new |")
+
+
+def test_each_row_names_the_gpu_its_record_was_made_on(tmp_path):
+    def record(name, device):
+        path = tmp_path / f"{name}.json"
+        path.write_text(f'{{"environment": {{"device_name": "{device}"}}}}')
+
+    record("08d-weight-only_Llama-3.2-1B_b1_s256", "NVIDIA H100 80GB HBM3")
+    record("02-fp16-compile_roberta-base_b16_s32", "NVIDIA H200")
+    record("10-tensor-parallel_Llama-3.1-8B_b1_s128", "Intel(R) Xeon(R)")  # CPU processes
+    assert lt.gpu_names(tmp_path) == {"08d": "H100", "02": "H200"}

@@ -1,7 +1,7 @@
-"""Each lesson's time on the H200 and its estimated time on a Colab T4, for notebooks/README.md.
+"""Each lesson's time on the publishing GPU and its estimated time on a Colab T4.
 
-A T4 was never available here, so its time is estimated from the T4-emulated run on the
-H200 (``--emulate t4``): the share of that run with a kernel on the GPU (NVML's busy share)
+A T4 was never available here, so its time is estimated from the T4-emulated run on an
+H200 or H100 (``--emulate t4``): the share of that run with a kernel on the GPU (NVML's busy share)
 is scaled by how much slower a T4's GPU is, the rest by how much slower Colab's host is.
 
     python -m helpers.tools.lesson_times      # rewrites the table in notebooks/README.md
@@ -16,9 +16,9 @@ from pathlib import Path
 from helpers.records import number_of, project_root
 from helpers.tools.time_profile import profile_table
 
-#: The H200's memory bandwidth over a T4's (4.8 / 0.32 TB/s) and its dense FP16 tensor rate
-#: over a T4's (989 / 65 TFLOP/s): both about 15. An upper factor: a kernel that keeps
-#: neither busy (a small, latency-bound one) slows down less.
+#: The dense FP16 tensor rate of an H200 or H100 over a T4's (989 / 65 TFLOP/s), and the
+#: H200's memory bandwidth over a T4's (4.8 / 0.32 TB/s; an H100's is 10.5x): at most 15.
+#: An upper factor: a kernel that keeps neither busy (a latency-bound one) slows down less.
 GPU_FACTOR = 15.0
 #: Colab's two vCPUs against the H200 machine's host: an assumption, not a measurement.
 HOST_FACTOR = 2.0
@@ -48,11 +48,30 @@ def default_runs(status: dict) -> dict[str, dict]:
     return runs
 
 
-def times_table(published: dict, emulated: dict) -> str:
-    """The markdown table: H200 seconds, the emulated run, its busy share, the T4 estimate."""
+def gpu_names(records: Path) -> dict[str, str]:
+    """Per notebook number, the short name of the GPU its record was made on ('H200')."""
+    names = {}
+    for path in sorted(records.glob("*.json")):
+        device = json.loads(path.read_text()).get("environment", {}).get("device_name", "")
+        if device.startswith("NVIDIA "):  # 10 on one GPU runs in CPU processes: no GPU named
+            names[number_of(path.stem)] = device.removeprefix("NVIDIA ").split()[0]
+    return names
+
+
+def with_gpu(seconds: float, gpu: str | None) -> str:
+    """'87 s' with the GPU that took them, where known: '87 s (H200)'."""
+    return f"{seconds:.0f} s" + (f" ({gpu})" if gpu else "")
+
+
+def times_table(
+    published: dict, emulated: dict, gpus: dict | None = None, emulated_gpus: dict | None = None
+) -> str:
+    """The markdown table: published seconds, the emulated run, its busy share, the T4 estimate,
+    each run's seconds beside the GPU that took them."""
     h200, t4 = default_runs(published), default_runs(emulated)
+    gpus, emulated_gpus = gpus or {}, emulated_gpus or {}
     lines = [
-        "| notebook | H200 (published run) | H200, T4 limits emulated (its own run) | GPU busy "
+        "| notebook | published run | T4 limits emulated (its own run) | GPU busy "
         "| peak GPU GiB | T4, estimated |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
@@ -64,12 +83,12 @@ def times_table(published: dict, emulated: dict) -> str:
             seconds, share = emu["seconds"], emu["gpu_busy_share"]
             estimate_s = t4_estimate_s(seconds, share)
             over = " (over 10 min)" if estimate_s > LESSON_LIMIT_S else ""
-            emu_s, busy = f"{seconds:.0f} s", f"{100 * share:.0f} %"
+            emu_s, busy = with_gpu(seconds, emulated_gpus.get(number)), f"{100 * share:.0f} %"
             if not share and not emu["peak_gpu_gib"]:
                 busy = "none: CPU processes"  # 10 with one GPU runs its mechanics on CPUs
             peak = f"{emu['peak_gpu_gib']:.1f}"
             estimate = f"{estimate_s / 60:.0f} min{over}"
-        h200_s = f"{mine['seconds']:.0f} s" if mine else "not run"
+        h200_s = with_gpu(mine["seconds"], gpus.get(number)) if mine else "not run"
         lines.append(f"| {number} | {h200_s} | {emu_s} | {busy} | {peak} | {estimate} |")
     return "\n".join(lines)
 
@@ -90,7 +109,9 @@ def main() -> None:
     emulated_path = root / "results" / "t4-emulation" / "results" / "run-status.json"
     emulated = json.loads(emulated_path.read_text()) if emulated_path.exists() else {}
     readme = root / "notebooks" / "README.md"
-    write_table(readme, times_table(published, emulated))
+    gpus = gpu_names(root / "results" / "records")
+    emulated_gpus = gpu_names(emulated_path.parent / "records")
+    write_table(readme, times_table(published, emulated, gpus, emulated_gpus))
     core = sorted((root / "notebooks").glob("[01][0-9]_*.ipynb"))  # the published core lessons
     write_table(readme, profile_table(core), PROFILE_MARKERS)
     print(f"wrote the lesson times into {root / 'notebooks' / 'README.md'}")
