@@ -61,6 +61,13 @@ class GPUFeatures:
         """A GPU whose memory and speed call for smaller default workloads (a T4)."""
         return self.gpu and (self.memory_gib or 0) < SMALL_GPU_GIB
 
+    @property
+    def small_reason(self) -> str:
+        """Why a notebook chose a smaller workload, for the line it prints."""
+        if self.emulating:
+            return f"an emulated {self.emulating.upper()} ({self.memory_gib:.0f} GiB)"
+        return f"a small GPU ({self.memory_gib:.0f} GiB)"
+
     def sdpa_backends(self) -> list:
         """The scaled-dot-product attention kernels this GPU has, fastest first."""
         from torch.nn.attention import SDPBackend

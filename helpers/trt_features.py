@@ -1,0 +1,180 @@
+"""The Torch-TensorRT features its documentation leads with, on whichever version is here.
+
+What fell back to PyTorch, engine caching, refitting and shared dynamic dimensions each
+changed across versions; the notebooks call the real API and use these functions to see
+what happened and to skip, with the reason, where the installed version lacks a feature.
+Every function takes the ``torch_tensorrt`` module, so that tests can hand it a fake one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from packaging.version import Version
+
+from helpers.errors import SkipStep
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One graph as Torch-TensorRT split it: the operators, the engines, what ran in PyTorch."""
+
+    total_ops: int
+    supported_ops: int
+    engines: int
+    in_pytorch: Counter = field(default_factory=Counter)  # operator -> nodes left to PyTorch
+
+
+def _operator(node_line: str) -> str:
+    """'Node: torch.ops.aten.gather.default, with layer location: ...' -> 'aten.gather.default'."""
+    name = node_line.removeprefix("Node: ").split(",")[0]
+    return name.removeprefix("torch.ops.")
+
+
+@contextlib.contextmanager
+def partitions(torch_tensorrt) -> Iterator[list[Partition]]:
+    """Collect how each graph compiled inside the block was split.
+
+    Torch-TensorRT builds a report of every partitioning (its "dry run" statistics) and
+    hands it to ``dryrun_stats_display``, which only logs it unless ``dryrun=True``; the
+    report is read there, for ``torch_tensorrt.compile`` and ``backend="tensorrt"`` alike.
+    The list stays empty on a version without that report.
+    """
+    compiler = getattr(getattr(torch_tensorrt, "dynamo", None), "_compiler", None)
+    original = getattr(compiler, "dryrun_stats_display", None)
+    seen: list[Partition] = []
+    if original is None:
+        yield seen
+        return
+
+    def record(tracker, *args, **kwargs):
+        seen.append(
+            Partition(
+                total_ops=tracker.total_ops_in_graph,
+                supported_ops=tracker.supported_ops_in_graph,
+                engines=tracker.tensorrt_graph_count,
+                in_pytorch=Counter(map(_operator, tracker.to_run_in_torch)),
+            )
+        )
+        return original(tracker, *args, **kwargs)
+
+    compiler.dryrun_stats_display = record
+    try:
+        yield seen
+    finally:
+        compiler.dryrun_stats_display = original
+
+
+def partition_line(seen: list[Partition]) -> str:
+    """What ran as TensorRT and what fell back to PyTorch, in one line."""
+    if not seen:
+        return "no partition report (this version does not make one, or nothing was compiled)"
+    left = sum((part.in_pytorch for part in seen), Counter())
+    engines = sum(part.engines for part in seen)
+    supported = sum(part.supported_ops for part in seen)
+    total = sum(part.total_ops for part in seen)
+    fell_back = ", ".join(f"{op} x{n}" for op, n in left.most_common(5)) or "nothing"
+    return (
+        f"{len(seen)} graph(s) into {engines} TensorRT engine(s); {supported} of {total} "
+        f"operators supported; left to PyTorch: {fell_back}"
+    )
+
+
+def _has_setting(torch_tensorrt, name: str) -> bool:
+    settings = getattr(getattr(torch_tensorrt, "dynamo", None), "CompilationSettings", None)
+    return name in getattr(settings, "__dataclass_fields__", {})
+
+
+def engine_cache_settings(torch_tensorrt, cache_dir: str) -> dict:
+    """The keyword arguments that make ``compile`` save engines to ``cache_dir`` and reuse them.
+
+    A cached engine is stored without weights and refitted on reuse, so caching silently
+    does nothing for an engine built with immutable weights (the default since 2.6, whose
+    setting is ``immutable_weights``; 2.5 called it ``make_refittable``) or on a build
+    without refit. SkipStep where this version cannot cache.
+    """
+    if not _has_setting(torch_tensorrt, "cache_built_engines"):
+        raise SkipStep(f"torch_tensorrt {_version(torch_tensorrt)} has no engine cache (2.5+)")
+    features = getattr(torch_tensorrt, "ENABLED_FEATURES", None)
+    if features is not None and not getattr(features, "refit", True):
+        raise SkipStep("this TensorRT build cannot refit, so cached engines would never be reused")
+    kwargs = dict(cache_built_engines=True, reuse_cached_engines=True, engine_cache_dir=cache_dir)
+    if _has_setting(torch_tensorrt, "immutable_weights"):
+        kwargs["immutable_weights"] = False
+    elif _has_setting(torch_tensorrt, "make_refittable"):
+        kwargs["make_refittable"] = True
+    return kwargs
+
+
+def _version(torch_tensorrt) -> str:
+    return str(getattr(torch_tensorrt, "__version__", "0.0"))
+
+
+def check_shared_dims(torch_tensorrt) -> None:
+    """SkipStep unless ``Input(shared_dims=...)`` means something here (2.13+).
+
+    Older versions accept any keyword in ``Input`` and ignore the ones they do not know,
+    so passing it there would compile without the shared dimension, silently.
+    """
+    input_class = getattr(torch_tensorrt, "Input", None)
+    try:
+        text = inspect.getsource(input_class) if input_class else ""
+    except (OSError, TypeError):  # a class without source: read its documentation
+        text = inspect.getdoc(input_class) or ""
+    if "shared_dims" in text or Version(_version(torch_tensorrt)).release[:2] >= (2, 13):
+        return
+    raise SkipStep(
+        f"torch_tensorrt {_version(torch_tensorrt)} has no Input(shared_dims=...): it arrived "
+        "in 2.13, and this version would ignore it; section 3's shared Dim does the same job"
+    )
+
+
+def watch_refits(mutable) -> list[dict]:
+    """Record each refit and each (re)build of a ``MutableTorchTensorRTModule``, with its seconds.
+
+    The module decides on its next call whether a weight change is refitted or rebuilt
+    (and rebuilds when a refit fails); the events say which happened, not what was hoped.
+    """
+    events: list[dict] = []
+    for method, kind in (("refit_gm", "refit"), ("compile", "build")):
+        original = getattr(mutable, method)
+
+        def timed(*args, _original=original, _kind=kind, **kwargs):
+            start = time.perf_counter()
+            try:
+                return _original(*args, **kwargs)
+            finally:
+                events.append({"kind": _kind, "seconds": time.perf_counter() - start})
+
+        # the module forwards unknown attributes to the PyTorch model: set it on the module itself
+        object.__setattr__(mutable, method, timed)
+    return events
+
+
+def refit_line(events: list[dict]) -> tuple[str, float | None]:
+    """What the weight change cost against the first build (the first event), and the share
+    of the build's time it saved (None where no refit alone did the change)."""
+    if not events or events[0]["kind"] != "build":
+        return "no first build was recorded: watch the module before its first call", None
+    build_s, after = events[0]["seconds"], events[1:]
+    refits = [e["seconds"] for e in after if e["kind"] == "refit"]
+    rebuilds = [e["seconds"] for e in after if e["kind"] == "build"]
+    if rebuilds:  # a changed structure, or a failed refit, rebuilds
+        spent = sum(refits) + sum(rebuilds)
+        return (
+            f"rebuilt, not refitted: {spent:.1f} s against a first build of {build_s:.1f} s",
+            None,
+        )
+    if not refits:
+        return "nothing was refitted: the module saw no weight change", None
+    saved = 1 - refits[-1] / build_s
+    return (
+        f"refit in {refits[-1]:.2f} s against a first build of {build_s:.1f} s: "
+        f"{100 * saved:.0f} % less time",
+        saved,
+    )

@@ -1,0 +1,150 @@
+"""Torch-TensorRT's documented features, on fake modules of each generation (no GPU here)."""
+
+import dataclasses
+import types
+from collections import Counter
+
+import pytest
+
+from helpers import trt_features as tf
+from helpers.errors import SkipStep
+
+
+def fake_trt(version: str, settings: tuple[str, ...] = (), refit: bool = True, input_cls=None):
+    """A torch_tensorrt with ``version``, these compile settings and this Input class."""
+    fields = [(name, bool, dataclasses.field(default=False)) for name in settings]
+    compilation_settings = dataclasses.make_dataclass("CompilationSettings", fields)
+    displayed = []
+    compiler = types.SimpleNamespace(dryrun_stats_display=lambda t, e: displayed.append(t))
+    dynamo = types.SimpleNamespace(CompilationSettings=compilation_settings, _compiler=compiler)
+    module = types.SimpleNamespace(
+        __version__=version,
+        dynamo=dynamo,
+        ENABLED_FEATURES=types.SimpleNamespace(refit=refit),
+        Input=input_cls,
+        displayed=displayed,
+    )
+    return module
+
+
+def tracker(total, supported, engines, nodes):
+    return types.SimpleNamespace(
+        total_ops_in_graph=total,
+        supported_ops_in_graph=supported,
+        tensorrt_graph_count=engines,
+        to_run_in_torch=[f"Node: torch.ops.{n}, with layer location: x" for n in nodes],
+    )
+
+
+def test_partitions_reads_each_report_and_still_logs_it_then_puts_the_display_back():
+    trt = fake_trt("2.11.0")
+    original = trt.dynamo._compiler.dryrun_stats_display
+    with tf.partitions(trt) as seen:
+        report = tracker(415, 412, 2, ["aten.gather.default", "aten.gather.default"])
+        trt.dynamo._compiler.dryrun_stats_display(report, False)
+    assert seen == [tf.Partition(415, 412, 2, Counter({"aten.gather.default": 2}))]
+    assert trt.displayed == [report]  # Torch-TensorRT's own logging still runs
+    assert trt.dynamo._compiler.dryrun_stats_display is original
+    line = tf.partition_line(seen)
+    assert "1 graph(s) into 2 TensorRT engine(s); 412 of 415" in line
+    assert "aten.gather.default x2" in line
+
+
+def test_a_version_without_the_report_gives_an_empty_list_and_says_so():
+    trt = types.SimpleNamespace(__version__="2.0.0", dynamo=types.SimpleNamespace())
+    with tf.partitions(trt) as seen:
+        pass
+    assert seen == [] and "no partition report" in tf.partition_line(seen)
+    assert "left to PyTorch: nothing" in tf.partition_line([tf.Partition(10, 10, 1)])
+
+
+@pytest.mark.parametrize(
+    "version, settings, extra",
+    [
+        ("2.5.0", ("cache_built_engines", "make_refittable"), {"make_refittable": True}),
+        ("2.8.0", ("cache_built_engines", "immutable_weights"), {"immutable_weights": False}),
+        ("2.13.0", ("cache_built_engines", "immutable_weights"), {"immutable_weights": False}),
+    ],
+)
+def test_engine_caching_asks_for_refittable_engines_under_each_generations_name(
+    version, settings, extra
+):
+    kwargs = tf.engine_cache_settings(fake_trt(version, settings), "/tmp/cache")
+    assert kwargs == dict(
+        cache_built_engines=True, reuse_cached_engines=True, engine_cache_dir="/tmp/cache", **extra
+    )
+
+
+def test_engine_caching_is_skipped_with_its_reason_where_it_cannot_work():
+    with pytest.raises(SkipStep, match="no engine cache"):
+        tf.engine_cache_settings(fake_trt("2.4.0", ("make_refittable",)), "/tmp/c")
+    no_refit = fake_trt("2.11.0", ("cache_built_engines", "immutable_weights"), refit=False)
+    with pytest.raises(SkipStep, match="cannot refit"):
+        tf.engine_cache_settings(no_refit, "/tmp/c")
+
+
+class InputThatIgnoresKeywords:  # 2.11's Input: any keyword is accepted, unknown ones dropped
+    def __init__(self, *args, **kwargs):
+        self.kwargs = kwargs
+
+
+class InputWithSharedDims:
+    def __init__(self, *args, shared_dims=None, **kwargs):
+        self.shared_dims = shared_dims
+
+
+def test_shared_dims_is_skipped_before_2_13_and_runs_where_input_knows_it():
+    with pytest.raises(SkipStep, match="arrived in 2.13, and this version would ignore it"):
+        tf.check_shared_dims(fake_trt("2.11.0", input_cls=InputThatIgnoresKeywords))
+    tf.check_shared_dims(fake_trt("2.13.0", input_cls=InputThatIgnoresKeywords))
+    tf.check_shared_dims(fake_trt("2.12.0", input_cls=InputWithSharedDims))  # a backport
+
+
+class FakeMutable:
+    """Forwards unknown attributes to its model, as MutableTorchTensorRTModule does."""
+
+    def __init__(self, refit_fails=False):
+        object.__setattr__(self, "model", types.SimpleNamespace())
+        object.__setattr__(self, "refit_fails", refit_fails)
+
+    def __setattr__(self, name, value):
+        setattr(self.model, name, value)
+
+    def compile(self):
+        return "built"
+
+    def refit_gm(self):
+        if self.refit_fails:
+            raise RuntimeError("refit failed")
+
+    def __call__(self, change=False):  # the module's own choice on its next call
+        if not change:
+            return self.compile()
+        try:
+            self.refit_gm()
+        except RuntimeError:
+            self.compile()
+
+
+def test_refits_and_builds_are_recorded_on_the_module_itself():
+    mutable = FakeMutable()
+    events = tf.watch_refits(mutable)
+    mutable()
+    mutable(change=True)
+    assert [e["kind"] for e in events] == ["build", "refit"]
+    assert not hasattr(mutable.model, "refit_gm")  # not forwarded to the PyTorch model
+    failing = FakeMutable(refit_fails=True)
+    events = tf.watch_refits(failing)
+    failing()
+    failing(change=True)
+    assert [e["kind"] for e in events] == ["build", "refit", "build"]
+
+
+def test_refit_line_judges_only_a_refit_against_the_first_build():
+    build, refit = {"kind": "build", "seconds": 20.0}, {"kind": "refit", "seconds": 2.0}
+    line, saved = tf.refit_line([build, refit])
+    assert saved == pytest.approx(0.9) and "90 % less time" in line
+    assert tf.refit_line([build, refit, build])[1] is None  # a failed refit rebuilt
+    assert "rebuilt, not refitted" in tf.refit_line([build, refit, build])[0]
+    assert tf.refit_line([build])[1] is None
+    assert "no first build" in tf.refit_line([refit])[0]
