@@ -137,6 +137,11 @@ def _known(value: float | None) -> bool:
     return value is not None and not math.isnan(value)
 
 
+def _speeds() -> str:
+    """The tag for a line of this GPU's rates or limits when it plays another GPU."""
+    return f" (this GPU's speeds: emulated {emulation().upper()})" if emulation() else ""
+
+
 def sweep_line(path: str, medians_by_batch: dict[int, float]) -> str:
     """What a batch sweep of one path says: noise, where latency starts to grow, or flat."""
     noisy = faster_larger_batches(medians_by_batch)
@@ -150,11 +155,11 @@ def sweep_line(path: str, medians_by_batch: dict[int, float]) -> str:
     if grows is not None:
         return (
             f"{path}: from batch {grows} on, latency stays above 1.5x the sweep's lowest median "
-            f"({floor:.2f} ms): that is where launch overhead stops dominating"
+            f"({floor:.2f} ms): that is where launch overhead stops dominating{_speeds()}"
         )
     return (
         f"{path}: {floor:.2f}-{max(medians_by_batch.values()):.2f} ms from batch {batches[0]} to "
-        f"{batches[-1]}, not rising with the batch: launch-bound across the sweep"
+        f"{batches[-1]}, not rising with the batch: launch-bound across the sweep{_speeds()}"
     )
 
 
@@ -376,12 +381,15 @@ def engine_kernels(
     eager_kernels: float,
     eager_matrix_ms: float,
     eager_wall_ms: float,
+    engine_attention_ms: float | None = None,
+    eager_attention_ms: float | None = None,
 ) -> Verdict:
     """Deep dive 02d: where TensorRT's gain over eager FP16 comes from, both in CUDA graphs.
 
     From two profiles: kernel time, kernel count and matrix-product time of each, and the
     wall time each leaves idle (wall minus kernels). A cause is named only where the
-    profile shows it.
+    profile shows it. An emulated T4 denies PyTorch's attention its flash and cuDNN kernels,
+    not TensorRT's: the verdict says so, with the kernel ratio without attention where given.
     """
     gain = eager_wall_ms / engine_wall_ms
     kernel_ratio = eager_kernel_ms / engine_kernel_ms
@@ -397,6 +405,9 @@ def engine_kernels(
         verdict = f"the engine is not noticeably faster ({gain:.2f}x): there is no gain to explain"
     elif kernel_ratio >= NOTICEABLE:
         verdict = f"the engine's kernels take {kernel_ratio:.2f}x less time: its kernels are faster"
+        if emulation() and engine_attention_ms is not None and eager_attention_ms is not None:
+            rest = (eager_kernel_ms - eager_attention_ms) / (engine_kernel_ms - engine_attention_ms)
+            verdict += f"; {rest:.2f}x without attention"
     else:
         fewer = "fewer kernels and " if engine_kernels < eager_kernels else ""
         slower = (
@@ -408,6 +419,8 @@ def engine_kernels(
             f"about the same kernel time: the {gain:.2f}x is {fewer}less idle time between "
             f"kernels{slower}"
         )
+    if emulation():
+        verdict += " (PyTorch's attention ran without flash/cuDNN: emulated T4)"
     return Verdict(
         "TensorRT's kernels against PyTorch's, both in CUDA graphs", measured, verdict, quote=False
     )
@@ -433,7 +446,7 @@ def kernel_floor_line(
     return (
         f"{path}: kernels {kernel_ms:.3f} ms of its {wall_ms:.3f} ms ({bound}); its matrix "
         f"products (with what they fuse) take {matrix_ms:.3f} ms, {matrix_tflops:.0f} TFLOP/s, "
-        f"{100 * matrix_tflops / ceiling_tflops:.0f} % of the FP16 ceiling"
+        f"{100 * matrix_tflops / ceiling_tflops:.0f} % of the FP16 ceiling{_speeds()}"
     )
 
 
@@ -954,14 +967,17 @@ def round_ranking(
 ) -> str:
     """Which of two paths timed in the same rounds is faster: only where their ranges part.
 
-    One ranks only when its slowest round median beats the other's fastest; overlapping
-    rounds show no difference, whatever the overall medians say.
+    One ranks only when its slowest round median beats the other's fastest by NOTICEABLE;
+    overlapping rounds show no difference, whatever the overall medians say.
     """
     if min(len(a_rounds_ms), len(b_rounds_ms)) < 2:
         return "not judged: fewer than two timed rounds of each"
     for fast, fast_ms, slow_ms in ((a, a_rounds_ms, b_rounds_ms), (b, b_rounds_ms, a_rounds_ms)):
         if max(fast_ms) < min(slow_ms):
-            return f"{fast} faster in every round (by at least {min(slow_ms) / max(fast_ms):.2f}x)"
+            ratio = min(slow_ms) / max(fast_ms)
+            if ratio < NOTICEABLE:  # apart in every round, by a gap too small to rank
+                return f"alike within {NOTICEABLE}x: the closest rounds are {ratio:.2f}x apart"
+            return f"{fast} faster in every round (by at least {ratio:.2f}x)"
     return "no difference this run shows: their round medians overlap"
 
 

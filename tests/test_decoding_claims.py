@@ -89,10 +89,29 @@ def test_weight_only_branches():
     assert "got slower (0.80x)" in slower
 
 
-def test_weight_only_names_the_profile_share_it_printed():
+def test_weight_only_names_the_larger_part_of_its_profile(monkeypatch):
+    monkeypatch.delenv("SERIES_EMULATE", raising=False)
     common = dict(path="p", roof_pct=40, agreement=0.97, cosine=0.999, min_cosine=0.99)
-    part = dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=1.3, outside_ms=0.8, **common)
-    assert "its profile: 0.80 ms a step in kernels outside the matrix products" in part.verdict
+    inductor = {"matrix ms": 0.802, "other ms": 0.199, "matrix % of copy": 51.3}  # 0.39 ms over
+    triton = {"matrix ms": 0.627, "other ms": 0.349, "matrix % of copy": 65.7}  # 0.22 ms over
+    part = dc.weight_only(
+        precision="int8", bytes_ratio=0.5, speedup=1.3, profile=inductor, **common
+    )
+    assert part.verdict == (
+        "the bytes fell to 0.50x, the time only to 0.77x; "
+        "profile: matrix products at 51 % of copy rate"
+    )
+    outside = dc.weight_only(
+        precision="int8", bytes_ratio=0.5, speedup=1.3, profile=triton, **common
+    )
+    assert outside.verdict.endswith("; profile: 0.35 ms a step outside the matrix products")
+    monkeypatch.setenv("SERIES_EMULATE", "t4")  # the emulated run says so, within 30 words
+    for speedup in (1.9, 1.3, 1.0, 0.8):
+        for profile in (inductor, triton, None):
+            v = dc.weight_only(
+                precision="int8", bytes_ratio=0.5, speedup=speedup, profile=profile, **common
+            ).verdict
+            assert v.endswith(f"({dc.EMULATED_STEP})") and len(v.split()) <= 30, v
 
 
 def test_title_claim_noise_and_bounds():
@@ -129,8 +148,10 @@ def test_weight_only_far_from_bf16_is_timed_and_says_so():
     assert far.verdict.startswith(NOT_JUDGED) and "trained weights" in far.verdict
     assert "1.50x" not in far.verdict and "faster" not in far.verdict  # never a speed headline
     assert "0.9712 at the lowest" in far.measured and "1.50x" in far.measured
+    assert "tokens/s (answers moved: not judged)" in far.measured
     close = dc.weight_only(agreement=0.9, cosine=0.999, min_cosine=0.99, **timed)
     assert "trained weights" not in close.verdict and "bytes fell" in close.verdict
+    assert "answers moved" not in close.measured
 
 
 def test_weight_only_whose_compiled_step_differs_is_not_timed():

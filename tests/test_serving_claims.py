@@ -66,23 +66,55 @@ def test_parting_says_only_what_the_probe_shows():
 def test_utilization_tests_naive_batching_and_says_what_busy_means():
     verdict = sc.utilization({"a": 20.0, "b": 90.0, "c": None})
     assert verdict.verdict.startswith("b kept the GPU busiest, 90 %")
-    assert "c" not in verdict.measured
+    assert "; c " not in verdict.measured and "not how well" in verdict.measured
     assert "not testable here" in sc.utilization({"a": None}).verdict
-    naive = sc.utilization({"padded generate": 20.0, "b": 90.0}, naive="padded generate")
-    assert naive.verdict.startswith(
-        "naive batching (padded generate) kept the GPU busy 20 %, below"
+    both = sc.utilization(
+        {"padded generate": 25.0, "b": 14.0}, naive="padded generate", in_flight=16
     )
-    assert "within the article's" in sc.utilization({"g": 65.0}, naive="g").verdict
-    assert "above the article's" in sc.utilization({"g": 75.0}, naive="g").verdict
+    assert both.verdict == (
+        "at 16 in flight, padded generate kept the GPU busy 25 % and b 14 %: "
+        "both below the article's 60-70 % and 95 %+"
+    )
+    assert "all below" in sc.utilization({"g": 20.0, "b": 9.0, "c": 1.0}, naive="g").verdict
+    assert sc.utilization({"g": 20.0}, naive="g").verdict.endswith(
+        ": g below the article's 60-70 %"
+    )
+    assert "g within the article's" in sc.utilization({"g": 65.0, "b": 9.0}, naive="g").verdict
+    assert "g above the article's" in sc.utilization({"g": 75.0}, naive="g").verdict
+
+
+def test_an_emulated_busy_share_is_not_judged(monkeypatch):
+    monkeypatch.setenv("SERIES_EMULATE", "t4")
+    emulated = sc.utilization({"g": 70.0, "b": 71.0}, naive="g", in_flight=16)
+    assert emulated.verdict == (
+        "not judged: T4 limits emulated, so the busy share is this GPU's, not a T4's"
+    )
+    assert emulated.measured.startswith("g 70 %; b 71 %")
 
 
 def test_paged_inside_and_outside_the_range():
-    assert sc.paged(gain=2.5, gain_known=1.5, block_size=256).verdict.startswith("inside")
-    assert sc.paged(gain=5.0, gain_known=1.5, block_size=256).verdict.startswith("outside")
-    masked = sc.paged(gain=2.3, gain_known=1.9, block_size=256, with_mask=1.5)
-    assert masked.verdict.endswith("; 1.5x beside transformers' dense mask")
-    assert "1.5x counting" in masked.measured
-    assert "1.7x" in sc.linear_4x().measured
+    assert sc.paged(gain=2.5, gain_known=1.5, block_size=256).verdict == (
+        "KV bytes alone: 2.50x, inside the article's 2-3x"
+    )
+    assert sc.paged(gain=5.0, gain_known=1.5, block_size=256).verdict.endswith(
+        "outside the article's 2-3x"
+    )
+    masked = sc.paged(gain=2.27, gain_known=1.9975, block_size=256, with_mask=1.52)
+    assert masked.verdict.endswith("; transformers' batcher with its dense mask: 1.52x, outside")
+    assert "1.52x counting" in masked.measured and "(1.998x against" in masked.measured
+    assert (
+        "arithmetic, not measured" in sc.linear_4x().measured and "1.7x" in sc.linear_4x().measured
+    )
+
+
+def test_a_ratio_next_to_the_articles_bounds_shows_its_side():
+    assert [sc.ratio(x) for x in (2.2677, 1.9975, 2.0, 3.004, 1.5)] == [
+        "2.27x",
+        "1.998x",
+        "2.00x",
+        "3.004x",
+        "1.50x",
+    ]
 
 
 NAMES = ("padded generate", "continuous batching, transformers")
@@ -96,11 +128,12 @@ NAMES = ("padded generate", "continuous batching, transformers")
         for g in (True, False)
     ]
     + [
-        sc.utilization(dict.fromkeys(NAMES, 30.0), naive=NAMES[0]),
+        sc.utilization(dict.fromkeys(NAMES, 30.0), naive=NAMES[0], in_flight=16),
+        sc.utilization(dict(zip(NAMES, (65.0, 30.0), strict=True)), naive=NAMES[0], in_flight=16),
         sc.utilization(dict.fromkeys(NAMES, 30.0)),
         sc.utilization({}),
         sc.linear_4x(),
-        sc.paged(gain=2.3, gain_known=1.9, block_size=256, with_mask=1.6),
+        sc.paged(gain=2.3, gain_known=1.9975, block_size=256, with_mask=1.6),
     ],
 )
 def test_every_verdict_is_at_most_30_words_and_never_says_rerun(verdict):
