@@ -148,3 +148,25 @@ def test_refit_line_judges_only_a_refit_against_the_first_build():
     assert "rebuilt, not refitted" in tf.refit_line([build, refit, build])[0]
     assert tf.refit_line([build])[1] is None
     assert "no first build" in tf.refit_line([refit])[0]
+
+
+def test_the_feature_check_names_each_feature_and_why_it_was_skipped(monkeypatch, capsys):
+    from helpers.tools import trt_features_check as check
+
+    def no_trt():
+        raise SkipStep("torch_tensorrt is not installed")
+
+    monkeypatch.setattr(check.h, "import_torch_tensorrt", no_trt)
+    assert check.main([]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [line.split(":")[0] for line in lines] == list(check.FEATURES)
+    assert all("skipped: torch_tensorrt is not installed" in line for line in lines)
+
+
+def test_the_feature_check_refuses_a_bad_shape_in_one_line(capsys):
+    from helpers.tools import trt_features_check as check
+
+    with pytest.raises(SystemExit) as stop:
+        check.main(["--shape", "16by32"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip() == "--shape '16by32': give batch x tokens, e.g. 16x32"

@@ -1,0 +1,166 @@
+"""Try each Torch-TensorRT feature its documentation leads with, once, on this machine.
+
+    python -m helpers.tools.trt_features_check                     # roberta-base, 16 x 32
+    python -m helpers.tools.trt_features_check --model-name distilroberta-base
+
+Prints one line per feature: what it did here (with its times and its error against eager
+FP16), or why it was skipped. Versions and builds differ in exactly these features, so run
+it on a new machine before the lessons that use them (02, 05, 07, 07d, 02d).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+import helpers as h
+from helpers import trt_features
+from helpers.errors import SeriesError
+
+FEATURES = ("backend='tensorrt'", "engine cache", "refit", "shared_dims")
+
+
+def max_error(output, reference: torch.Tensor) -> float:
+    """Largest absolute difference of a model output (or its first tensor) from ``reference``."""
+    tensor = getattr(output, "last_hidden_state", output)
+    tensor = tensor[0] if isinstance(tensor, (tuple, list)) else tensor
+    return (tensor.float() - reference).abs().max().item()
+
+
+def check_backend(torch_tensorrt, model, inputs, reference) -> str:
+    """``torch.compile(backend="tensorrt")``: first call, error, what fell back to PyTorch."""
+    settings = h.tensorrt_settings("fp16", static_shape=True)
+    with trt_features.partitions(torch_tensorrt) as seen:
+        start = time.perf_counter()
+        compiled = torch.compile(
+            model,
+            backend="tensorrt",
+            dynamic=False,
+            options={"min_block_size": 1, **settings.kwargs},
+        )
+        with torch.inference_mode():
+            error = max_error(compiled(*inputs), reference)
+        seconds = time.perf_counter() - start
+    torch._dynamo.reset()
+    line = trt_features.partition_line(seen)
+    return f"first call {seconds:.1f} s, max abs error {error:.4f}; {line}"
+
+
+def cache_child(cache_dir: str, model_name: str, shape: tuple[int, int]) -> None:
+    """In a fresh process: compile with the engine cache, print the seconds as JSON."""
+    torch_tensorrt = h.import_torch_tensorrt()
+    model = h.load_model(model_name).model.half().cuda().eval()
+    settings = h.tensorrt_settings("fp16")
+    cache = trt_features.engine_cache_settings(torch_tensorrt, cache_dir)
+    spec = torch_tensorrt.Input(
+        min_shape=(1, shape[1]), opt_shape=shape, max_shape=shape, dtype=torch.int32
+    )
+    start = time.perf_counter()
+    with h.quiet_tensorrt_logs():
+        torch_tensorrt.compile(
+            model, ir="dynamo", inputs=[spec] * 2, min_block_size=1, **settings.kwargs, **cache
+        )
+    print(json.dumps({"compile_s": time.perf_counter() - start}))
+
+
+def check_engine_cache(torch_tensorrt, model_name: str, shape: tuple[int, int]) -> str:
+    """Two fresh processes share one cache folder: the first builds, the second may reuse."""
+    trt_features.engine_cache_settings(torch_tensorrt, "-")  # SkipStep before any process
+    folder = tempfile.mkdtemp(prefix="engine-cache-")
+    command = [sys.executable, "-m", "helpers.tools.trt_features_check", "--cache-child", folder]
+    command += ["--model-name", model_name, "--shape", f"{shape[0]}x{shape[1]}"]
+    seconds = []
+    for _ in range(2):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        if done.returncode:
+            raise RuntimeError((done.stderr.strip().splitlines() or ["no message"])[-1][:200])
+        seconds.append(json.loads(done.stdout.strip().splitlines()[-1])["compile_s"])
+    files = sum(len(names) for _, _, names in os.walk(folder))
+    return (
+        f"compile in a fresh process: {seconds[0]:.1f} s writing the cache, {seconds[1]:.1f} s "
+        f"with it ({files} file(s) in {folder})"
+    )
+
+
+def check_refit(torch_tensorrt, model, inputs) -> str:
+    """``MutableTorchTensorRTModule``: the first build, then a weight change, refit or rebuilt."""
+    settings = h.tensorrt_settings("fp16", static_shape=True)
+    mutable = torch_tensorrt.MutableTorchTensorRTModule(
+        copy.deepcopy(model), immutable_weights=False, min_block_size=1, **settings.kwargs
+    )
+    events = trt_features.watch_refits(mutable)
+    generator = torch.Generator().manual_seed(1)
+    changed = copy.deepcopy(model)
+    with torch.no_grad():
+        for parameter in changed.parameters():
+            parameter.add_(0.02 * torch.randn(parameter.shape, generator=generator).to(parameter))
+    with torch.inference_mode():
+        mutable(*inputs)  # the first build
+        reference = changed(*inputs).last_hidden_state.float()
+        mutable.load_state_dict(changed.state_dict())
+        error = max_error(mutable(*inputs), reference)
+    line, _ = trt_features.refit_line(events)
+    return f"{line}; max abs error against the changed eager model {error:.4f}"
+
+
+def feature_lines(model_name: str, shape: tuple[int, int]) -> list[str]:
+    """One line per feature, each tried in turn; an error is a line, not the end."""
+    try:
+        torch_tensorrt = h.import_torch_tensorrt()
+    except SeriesError as why:
+        return [f"{name}: skipped: {why}" for name in FEATURES]
+    try:
+        loaded = h.load_model(model_name)
+    except SeriesError as why:  # an unknown model: one line, no feature tried
+        return [f"--model-name {model_name!r}: {why}"]
+    model = loaded.model.half().cuda().eval()
+    inputs = [t.cuda() for t in h.make_batch(loaded, *shape)]
+    with torch.inference_mode():
+        reference = model(*inputs).last_hidden_state.float()
+    checks = {
+        FEATURES[0]: lambda: check_backend(torch_tensorrt, model, inputs, reference),
+        FEATURES[1]: lambda: check_engine_cache(torch_tensorrt, model_name, shape),
+        FEATURES[2]: lambda: check_refit(torch_tensorrt, model, inputs),
+        FEATURES[3]: lambda: trt_features.check_shared_dims(torch_tensorrt) or "supported",
+    }
+    lines = []
+    for name, check in checks.items():
+        try:
+            lines.append(f"{name}: {check()}")
+        except SeriesError as why:
+            lines.append(f"{name}: skipped: {why}")
+        except Exception as error:  # a feature that fails here is the finding
+            lines.append(f"{name}: failed: {type(error).__name__}: {str(error)[:300]}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-name", default="roberta-base")
+    parser.add_argument("--shape", default="16x32", help="batch x tokens, e.g. 16x32")
+    parser.add_argument("--cache-child", help=argparse.SUPPRESS)  # one engine-cache process
+    args = parser.parse_args(argv)
+    try:
+        shape = tuple(int(n) for n in args.shape.lower().split("x"))
+        assert len(shape) == 2 and min(shape) > 0
+    except (ValueError, AssertionError):
+        parser.exit(2, f"--shape {args.shape!r}: give batch x tokens, e.g. 16x32\n")
+    if args.cache_child:
+        cache_child(args.cache_child, args.model_name, shape)
+        return 0
+    status = h.tensorrt_status()
+    print(f"torch_tensorrt {status.version or 'not installed'} ({status.build or '-'} build)")
+    print("\n".join(feature_lines(args.model_name, shape)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
