@@ -119,9 +119,12 @@ def test_engine_kernels_under_t4_emulation_name_pytorchs_slower_attention(monkey
     note = " (PyTorch's attention ran without flash/cuDNN: emulated T4)"
     faster = engine_kernels(**run, engine_attention_ms=0.036, eager_attention_ms=0.081)
     assert faster == (
-        f"the engine's kernels take 1.16x less time: its kernels are faster; 1.10x without "
-        f"attention{note}"
+        f"the engine's kernels take 1.16x less time, 1.099x without attention: most of the gap "
+        f"is attention{note}"
     )
+    kernels = engine_kernels(**run, engine_attention_ms=0.036, eager_attention_ms=0.036)
+    assert kernels.startswith("the engine's kernels take 1.16x less time: its kernels are faster;")
+    assert kernels.endswith(f"1.17x without attention{note}") and len(kernels.split()) <= 30
     assert (
         engine_kernels(**run)
         == f"the engine's kernels take 1.16x less time: its kernels are faster{note}"
