@@ -170,3 +170,14 @@ def test_the_feature_check_refuses_a_bad_shape_in_one_line(capsys):
         check.main(["--shape", "16by32"])
     assert stop.value.code == 2
     assert capsys.readouterr().err.strip() == "--shape '16by32': give batch x tokens, e.g. 16x32"
+
+
+def test_the_feature_check_compares_outputs_over_real_tokens_only():
+    import torch
+
+    from helpers.tools.trt_features_check import difference
+
+    reference = torch.zeros(1, 2, 4)
+    output = types.SimpleNamespace(last_hidden_state=torch.tensor([[[0.0] * 4, [9.0] * 4]]))
+    line = difference(output, reference, torch.tensor([[1, 0]]), against="x")
+    assert line.startswith("against x: max 0,")  # the padded position's 9.0 is not read

@@ -28,11 +28,14 @@ from helpers.errors import SeriesError
 FEATURES = ("backend='tensorrt'", "engine cache", "refit", "shared_dims")
 
 
-def max_error(output, reference: torch.Tensor) -> float:
-    """Largest absolute difference of a model output (or its first tensor) from ``reference``."""
+def difference(
+    output, reference: torch.Tensor, attention_mask: torch.Tensor, against: str = "eager FP16"
+) -> str:
+    """A model output (or its first tensor) against ``reference``, over real tokens."""
     tensor = getattr(output, "last_hidden_state", output)
     tensor = tensor[0] if isinstance(tensor, (tuple, list)) else tensor
-    return (tensor.float() - reference).abs().max().item()
+    diff = h.compare_outputs(reference, tensor, attention_mask=attention_mask)
+    return f"against {against}: {diff}"
 
 
 def check_backend(torch_tensorrt, model, inputs, reference) -> str:
@@ -47,11 +50,11 @@ def check_backend(torch_tensorrt, model, inputs, reference) -> str:
             options={"min_block_size": 1, **settings.kwargs},
         )
         with torch.inference_mode():
-            error = max_error(compiled(*inputs), reference)
+            error = difference(compiled(*inputs), reference, inputs[1])
         seconds = time.perf_counter() - start
     torch._dynamo.reset()
     line = trt_features.partition_line(seen)
-    return f"first call {seconds:.1f} s, max abs error {error:.4f}; {line}"
+    return f"first call {seconds:.1f} s, {error}; {line}"
 
 
 def cache_child(cache_dir: str, model_name: str, shape: tuple[int, int]) -> None:
@@ -104,11 +107,11 @@ def check_refit(torch_tensorrt, model, inputs) -> str:
             parameter.add_(0.02 * torch.randn(parameter.shape, generator=generator).to(parameter))
     with torch.inference_mode():
         mutable(*inputs)  # the first build
-        reference = changed(*inputs).last_hidden_state.float()
+        reference = changed(*inputs).last_hidden_state
         mutable.load_state_dict(changed.state_dict())
-        error = max_error(mutable(*inputs), reference)
+        error = difference(mutable(*inputs), reference, inputs[1], "the changed eager model")
     line, _ = trt_features.refit_line(events)
-    return f"{line}; max abs error against the changed eager model {error:.4f}"
+    return f"{line}; {error}"
 
 
 def feature_lines(model_name: str, shape: tuple[int, int]) -> list[str]:
@@ -124,7 +127,7 @@ def feature_lines(model_name: str, shape: tuple[int, int]) -> list[str]:
     model = loaded.model.half().cuda().eval()
     inputs = [t.cuda() for t in h.make_batch(loaded, *shape)]
     with torch.inference_mode():
-        reference = model(*inputs).last_hidden_state.float()
+        reference = model(*inputs).last_hidden_state
     checks = {
         FEATURES[0]: lambda: check_backend(torch_tensorrt, model, inputs, reference),
         FEATURES[1]: lambda: check_engine_cache(torch_tensorrt, model_name, shape),
