@@ -32,7 +32,7 @@ from helpers.errors import (
     SkipStep,
     error_line,
 )
-from helpers.gpu import dtype_label, emulation, gpu_features
+from helpers.gpu import dtype_label, emulation, emulation_tag, gpu_features
 from helpers.lesson import Lesson, start_lesson
 from helpers.notebook_checks import check_notebook_values
 from helpers.parameters import adjust, check_parameters

@@ -95,6 +95,11 @@ class GPUFeatures:
         return f"EMULATED {self.emulating.upper()}: {line}" if self.emulating else line
 
 
+def emulation_tag() -> str:
+    """' (EMULATED T4 limits)' on an emulated run, else '': for a title beside a device name."""
+    return f" (EMULATED {emulation().upper()} limits)" if emulation() else ""
+
+
 def dtype_label(dtype: torch.dtype) -> str:
     """'bf16', 'fp16', 'fp32': the label a table or verdict prints for what ran."""
     return {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}.get(

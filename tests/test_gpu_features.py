@@ -118,3 +118,10 @@ def test_labels_name_the_dtype_that_ran():
         "fp16",
         "fp32",
     ]
+
+
+def test_a_title_beside_a_device_name_carries_the_emulation(monkeypatch):
+    monkeypatch.delenv(gf.EMULATE_VARIABLE, raising=False)
+    assert gf.emulation_tag() == ""
+    monkeypatch.setenv(gf.EMULATE_VARIABLE, "t4")
+    assert gf.emulation_tag() == " (EMULATED T4 limits)"
