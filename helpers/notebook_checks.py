@@ -95,9 +95,12 @@ def _serving(values: Mapping) -> None:
             f"output_median={values['output_median']} exceeds max_new_tokens="
             f"{values['max_new_tokens']}: a median must not exceed its maximum"
         )
-    spread, load = values["spread"], values["arrival_load"]
+    spread = values["spread"]
     if isinstance(spread, bool) or not isinstance(spread, int | float) or spread < 0:
         raise ParameterError(f"spread={spread!r} must be a number >= 0 (0: every request alike)")
+    if "arrival_load" not in values:  # 09d: every request arrives at once
+        return
+    load = values["arrival_load"]
     if isinstance(load, bool) or not isinstance(load, int | float) or not 0 < load <= 1:
         raise ParameterError(f"arrival_load={load!r} must be a number in (0, 1]")
 
