@@ -107,7 +107,7 @@ def check_refit(torch_tensorrt, model, inputs) -> str:
             parameter.add_(0.02 * torch.randn(parameter.shape, generator=generator).to(parameter))
     with torch.inference_mode():
         mutable(*inputs)  # the first build
-        reference = changed(*inputs).last_hidden_state
+        reference = changed(*inputs)
         mutable.load_state_dict(changed.state_dict())
         error = difference(mutable(*inputs), reference, inputs[1], "the changed eager model")
     line, _ = trt_features.refit_line(events)
@@ -127,7 +127,7 @@ def feature_lines(model_name: str, shape: tuple[int, int]) -> list[str]:
     model = loaded.model.half().cuda().eval()
     inputs = [t.cuda() for t in h.make_batch(loaded, *shape)]
     with torch.inference_mode():
-        reference = model(*inputs).last_hidden_state
+        reference = model(*inputs)
     checks = {
         FEATURES[0]: lambda: check_backend(torch_tensorrt, model, inputs, reference),
         FEATURES[1]: lambda: check_engine_cache(torch_tensorrt, model_name, shape),
