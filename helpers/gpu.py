@@ -63,10 +63,11 @@ class GPUFeatures:
 
     @property
     def small_reason(self) -> str:
-        """Why a notebook chose a smaller workload, for the line it prints."""
+        """Why a notebook chose a smaller workload, for the line it prints: the lesson's time
+        on a slow GPU, not its memory (a learner must not read it as "does not fit")."""
         if self.emulating:
-            return f"an emulated {self.emulating.upper()} ({self.memory_gib:.0f} GiB)"
-        return f"a small GPU ({self.memory_gib:.0f} GiB)"
+            return f"to keep the lesson's time on a {self.emulating.upper()}, emulated here"
+        return f"to keep the lesson's time on a small GPU ({self.memory_gib:.0f} GiB)"
 
     def sdpa_backends(self) -> list:
         """The scaled-dot-product attention kernels this GPU has, fastest first."""

@@ -47,11 +47,18 @@ class Lesson:
         run: str = "",
         caveats: Sequence[str] = (),
         parameters: Mapping | None = None,
+        noisy: Sequence[str] = (),
         **extra,
     ) -> Path:
-        """Print the verdicts, then write the record (``extra``: what else it keeps)."""
+        """Print the verdicts, then write the record (``extra``: what else it keeps).
+
+        ``noisy``: why the lesson's own noise rules call this run unreadable. The record keeps
+        the reasons and the series runner does not publish such a run: it is rerun.
+        """
         on_gpu = self.environment.get("device", "").startswith("cuda")
         print_verdicts(verdicts, run=run, caveats=caveats, on_gpu=on_gpu)
+        for reason in noisy:
+            print(f"NOISY: {reason}; by the series' rule this run is rerun, not published")
         path = save_record(
             self.name,
             parameters={**self.parameters, **(parameters or {})},
@@ -59,6 +66,7 @@ class Lesson:
             results=results,
             output_dir=self.output_dir,
             claims=[v.record() for v in verdicts],
+            noisy=list(noisy),
             **extra,
         )
         print("record:", path.name)

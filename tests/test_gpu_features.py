@@ -43,7 +43,7 @@ def test_a_t4_gets_fp16_and_none_of_the_ampere_features(monkeypatch):
     assert not (t4.bf16 or t4.fp8 or t4.tf32 or t4.flash_attention or t4.cudnn_attention)
     assert not t4.async_copy  # 08's GEMV keeps only one-stage configs: the rest compile alike
     assert t4.small and t4.emulating is None
-    assert t4.small_reason == "a small GPU (15 GiB)"
+    assert t4.small_reason == "to keep the lesson's time on a small GPU (15 GiB)"
     assert t4.sdpa_backends() == [SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
     assert t4.summary().endswith("16-bit work in fp16; lacks bf16, cudnn, flash, fp8, tf32")
 
@@ -74,7 +74,7 @@ def test_emulating_a_t4_on_an_h200_describes_a_t4_and_applies_its_limits(monkeyp
     t4 = gf.gpu_features("cuda")
     assert t4.emulating == "t4" and t4.capability == (7, 5) and t4.memory_gib == 15.0
     assert t4.decoder_dtype == torch.float16 and not t4.fp8 and t4.small
-    assert t4.small_reason == "an emulated T4 (15 GiB)"  # not "a small GPU": it is an H200
+    assert t4.small_reason == "to keep the lesson's time on a T4, emulated here"  # an H200
     assert len(limits) == 1 and limits[0][1]["total_gib"] == pytest.approx(139.8)
     assert t4.summary().startswith("EMULATED T4: NVIDIA H200 as a T4")
     caveat = gf.emulation_caveat(t4)

@@ -78,3 +78,15 @@ def test_a_lesson_ends_with_its_verdicts_and_its_record(tmp_path, capsys):
     assert path.name == "02d-profiles_roberta-base_b2_s8.json"
     assert record["parameters"]["precision"] == "fp16" and "other" not in record["parameters"]
     assert record["claims"] == [verdict.record()] and record["extra"] == 7
+
+
+def test_a_noisy_lesson_says_so_and_its_record_keeps_why(tmp_path, capsys):
+    values = dict(model_name="roberta-base", batch_size=2, seq_len=8, device="cpu")
+    lesson = h.start_lesson("02d-stub", values | {"output_dir": str(tmp_path)})
+    path = lesson.finish(verdicts=[], noisy=["batches ran 50.0-14.2 ms per step"])
+    assert "NOISY: batches ran 50.0-14.2 ms per step; by the series' rule this run is rerun" in (
+        capsys.readouterr().out
+    )
+    assert json.loads(path.read_text())["noisy"] == ["batches ran 50.0-14.2 ms per step"]
+    quiet = lesson.finish(verdicts=[])
+    assert json.loads(quiet.read_text())["noisy"] == []

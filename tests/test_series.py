@@ -437,6 +437,30 @@ def test_a_failed_publish_keeps_the_published_notebook_record_and_status(
     assert "later run | failed" in (project / "results" / "RUN.md").read_text()
 
 
+NOISY_RECORD = RECORD.replace("output_dir=output_dir)", "output_dir=output_dir, noisy=NOISE)")
+
+
+def test_a_run_its_own_rule_calls_noisy_is_kept_beside_and_never_published(project, gpu_machine):
+    assert main(["--publish", "--only", "01"]) == 0
+    record = project / "results" / "records" / "01-stub_roberta-base_b16_s32.json"
+    before = record.read_text()
+    notebook = nbformat.read(project / "notebooks" / "01_stub.ipynb", as_version=4)
+    notebook.cells[1].source = 'NOISE = ["rounds 3.1-4.6 ms"]\n' + NOISY_RECORD.format(
+        name="01-stub"
+    )
+    nbformat.write(notebook, project / "notebooks" / "01_stub.ipynb")
+    assert main(["--publish", "--only", "01"]) == 1
+    assert "rounds 3.1-4.6 ms" in (project / "notebooks" / "01_stub.noisy.ipynb").read_text()
+    assert record.read_text() == before  # the published record stays
+    entry = json.loads((project / "results" / "run-status.json").read_text())
+    attempt = entry["01_stub_roberta-base_b16_s32"]["attempt"]
+    assert attempt["status"] == "noisy" and "rounds 3.1-4.6 ms" in attempt["error"]
+    notebook.cells[1].source = "NOISE = []\n" + NOISY_RECORD.format(name="01-stub")
+    nbformat.write(notebook, project / "notebooks" / "01_stub.ipynb")
+    assert main(["--publish", "--only", "01"]) == 0  # a quiet rerun publishes
+    assert not (project / "notebooks" / "01_stub.noisy.ipynb").exists()
+
+
 @pytest.mark.parametrize(
     "args, words",
     [

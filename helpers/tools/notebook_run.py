@@ -1,8 +1,8 @@
 """One notebook's run for the series runner: its kernel, its files and its status entry.
 
 A run is written beside the last good notebook (``NAME.running.ipynb``) and replaces it
-only when it finishes ok; a failed or interrupted run is kept as ``NAME.failed.ipynb`` or
-``NAME.interrupted.ipynb``, and the good one and its "ok" entry stay.
+only when it finishes ok; a failed, interrupted or noisy run is kept as ``NAME.failed.ipynb``,
+``NAME.interrupted.ipynb`` or ``NAME.noisy.ipynb``, and the good one and its "ok" entry stay.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import re
 import signal
 import threading
 from pathlib import Path
+
+from helpers.records import number_of
 
 #: Kineto (torch.profiler) prints "USDT: ... profiler_start/stop" at its top level, 5,
 #: whatever its level below that; 6 keeps those lines out of the terminal and the outputs.
@@ -156,6 +158,16 @@ def literal_assignments(source: str) -> dict:
     return values
 
 
+def noise_of(records: Path, number: str, since: float) -> str:
+    """Why notebook ``number``'s own noise rules voided this run ('' where they did not), from
+    the records it wrote into ``records`` since ``since`` (``lesson.finish(noisy=...)``)."""
+    reasons: list[str] = []
+    for path in sorted(records.glob("*.json")) if records.is_dir() else []:
+        if number_of(path.name) == number and path.stat().st_mtime >= since:
+            reasons += json.loads(path.read_text()).get("noisy") or []
+    return "; ".join(reasons)
+
+
 def beside(target: Path, outcome: str) -> Path:
     """``NAME.running.ipynb``, ``NAME.failed.ipynb``, ... next to ``NAME.ipynb``."""
     return target.with_name(f"{target.stem}.{outcome}{target.suffix}")
@@ -172,7 +184,7 @@ def settle(target: Path, outcome: str) -> Path:
     if running.exists():
         os.replace(running, kept)
     if outcome == "ok":
-        for stale in ("failed", "interrupted"):
+        for stale in ("failed", "interrupted", "noisy"):
             beside(target, stale).unlink(missing_ok=True)
     return kept
 

@@ -47,6 +47,7 @@ from helpers.tools.notebook_run import (
     lighten,
     literal_assignments,
     merge_entry,
+    noise_of,
     settle,
 )
 from helpers.tools.run_summary import publish, write_summaries
@@ -432,11 +433,15 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
             continue
         target = target_of(notebook, key, params, args, root, run_dir)
         print(f"{notebook.stem}: running ...", flush=True)
-        start = time.perf_counter()
+        start, since = time.perf_counter(), time.time()
         try:
             with GpuMeter() as gpu:  # the driver's count: TensorRT and child processes too
                 error = execute(notebook, beside(target, "running"), params, args)
             outcome = "failed" if error else "ok"
+            records = output_path(run_dir, "results", "records")
+            if not error and (noise := noise_of(records, number_of(notebook.name), since)):
+                error = f"noisy by its own rule ({noise}): rerun it; the published run stays"
+                outcome = "noisy"  # kept beside the good notebook, never published
         except KeyboardInterrupt:  # papermill has shut its kernel down by now
             error, outcome = "KeyboardInterrupt: stopped with Ctrl-C", "interrupted"
         kept = settle(target, outcome)
