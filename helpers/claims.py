@@ -55,7 +55,12 @@ def print_verdicts(
     where the lesson ran on CPUs (``on_gpu=False``: 10 with one GPU).
     """
     if emulation():
-        speeds = "this GPU's speeds" if on_gpu else "the lesson ran on CPUs: no GPU speeds"
+        gpu = emulation().upper()
+        speeds = (
+            f"this GPU's speeds, not a {gpu}'s"
+            if on_gpu
+            else "the lesson ran on CPUs: no GPU speeds"
+        )
         run = f"{run}; EMULATED {emulation().upper()} limits, {speeds}".lstrip("; ")
     if run:
         print(f"This run: {run}")
@@ -139,7 +144,8 @@ def _known(value: float | None) -> bool:
 
 def _speeds() -> str:
     """The tag for a line of this GPU's rates or limits when it plays another GPU."""
-    return f" (this GPU's speeds: emulated {emulation().upper()})" if emulation() else ""
+    gpu = emulation().upper() if emulation() else ""
+    return f" (this GPU's speeds under emulated {gpu} limits, not a {gpu}'s)" if gpu else ""
 
 
 def sweep_line(path: str, medians_by_batch: dict[int, float]) -> str:

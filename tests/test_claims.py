@@ -187,7 +187,7 @@ def test_sweep_lines():
 
 def test_lines_of_this_gpus_speeds_are_tagged_when_it_plays_a_t4(monkeypatch):
     monkeypatch.setenv("SERIES_EMULATE", "t4")
-    tag = " (this GPU's speeds: emulated T4)"
+    tag = " (this GPU's speeds under emulated T4 limits, not a T4's)"
     assert claims.sweep_line("eager", {1: 1.0, 16: 1.2, 64: 2.0}).endswith(f"dominating{tag}")
     assert claims.sweep_line("eager", {1: 1.0, 16: 1.1}).endswith(f"the sweep{tag}")
     assert tag not in claims.sweep_line("eager", {16: 14.5, 64: 7.1})  # no speeds: noise
@@ -704,7 +704,7 @@ def test_an_emulated_run_says_so_beside_its_verdicts(monkeypatch, capsys):
     monkeypatch.setenv("SERIES_EMULATE", "t4")
     claims.print_verdicts([verdict], run="H200, batch 16")
     out = capsys.readouterr().out
-    assert "This run: H200, batch 16; EMULATED T4 limits, this GPU's speeds" in out
+    assert "This run: H200, batch 16; EMULATED T4 limits, this GPU's speeds, not a T4's" in out
     claims.print_verdicts([verdict], run="Xeon, 2 processes", on_gpu=False)
     out = capsys.readouterr().out
     assert "EMULATED T4 limits, the lesson ran on CPUs: no GPU speeds" in out
