@@ -53,9 +53,11 @@ class Lesson:
         """Print the verdicts, then write the record (``extra``: what else it keeps).
 
         ``noisy``: why the lesson's own noise rules call this run unreadable. The record keeps
-        the reasons and the series runner does not publish such a run: it is rerun.
+        the reasons and the series runner does not publish such a run: it is rerun. Only a
+        GPU's run is held to them: a CPU's timings are not the lesson (nor retimed).
         """
         on_gpu = self.environment.get("device", "").startswith("cuda")
+        noisy = list(noisy) if on_gpu else []
         print_verdicts(verdicts, run=run, caveats=caveats, on_gpu=on_gpu)
         for reason in noisy:
             print(f"NOISY: {reason}; by the series' rule this run is rerun, not published")
@@ -66,7 +68,7 @@ class Lesson:
             results=results,
             output_dir=self.output_dir,
             claims=[v.record() for v in verdicts],
-            noisy=list(noisy),
+            noisy=noisy,
             **extra,
         )
         print("record:", path.name)

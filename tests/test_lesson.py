@@ -83,6 +83,10 @@ def test_a_lesson_ends_with_its_verdicts_and_its_record(tmp_path, capsys):
 def test_a_noisy_lesson_says_so_and_its_record_keeps_why(tmp_path, capsys):
     values = dict(model_name="roberta-base", batch_size=2, seq_len=8, device="cpu")
     lesson = h.start_lesson("02d-stub", values | {"output_dir": str(tmp_path)})
+    on_cpu = lesson.finish(verdicts=[], noisy=["batches ran 50.0-14.2 ms per step"])
+    assert json.loads(on_cpu.read_text())["noisy"] == []  # a CPU's timings are not the lesson
+    assert "NOISY" not in capsys.readouterr().out
+    lesson.environment["device"] = "cuda:0"  # as a GPU's run reports it
     path = lesson.finish(verdicts=[], noisy=["batches ran 50.0-14.2 ms per step"])
     assert "NOISY: batches ran 50.0-14.2 ms per step; by the series' rule this run is rerun" in (
         capsys.readouterr().out
