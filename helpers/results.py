@@ -17,6 +17,7 @@ import torch
 from helpers.accuracy import OutputDiff, check_accuracy, compare_outputs
 from helpers.claims import ROUND_SPREAD_LIMIT, round_spread
 from helpers.errors import AccuracyError, SkipStep
+from helpers.gpu import emulation
 from helpers.timing import LatencyStats, synchronize, time_calls, time_cold_call
 
 #: A candidate is something to call with the inputs, or the exception its build raised.
@@ -280,4 +281,7 @@ def results_table(results: Sequence[PathResult], baseline: str = "eager fp32"):
         if r.reason:
             row["reason"] = r.reason[:160]
         rows.append(row)
-    return pd.DataFrame(rows).set_index("path")
+    table = pd.DataFrame(rows).set_index("path")
+    if emulation():  # every timing table of an emulated run says whose speeds it holds
+        table.index.name = f"path (this GPU's speeds under emulated {emulation().upper()} limits)"
+    return table

@@ -79,7 +79,15 @@ def test_gate_and_time_times_only_correct_paths():
     assert by_name["broken"].status == "failed" and "capture failed" in by_name["broken"].reason
     table = results_table(results)
     assert table.loc["eager fp32", "speedup"] == pytest.approx(1.0)
-    assert table.loc["double", "status"] == "wrong"
+    assert table.loc["double", "status"] == "wrong" and table.index.name == "path"
+
+
+def test_an_emulated_runs_timing_table_says_whose_speeds_it_holds(monkeypatch):
+    monkeypatch.setenv("SERIES_EMULATE", "t4")
+    result = PathResult("eager fp32", "ok")
+    table = results_table([result])
+    assert table.index.name == "path (this GPU's speeds under emulated T4 limits)"
+    assert table.loc["eager fp32", "status"] == "ok"
 
 
 class Specialising:
