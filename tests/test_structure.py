@@ -189,7 +189,8 @@ def test_lesson_helpers_stay_small():
     # drifting timing is timed again, 05's sweep reads its medians in one place, and verdicts
     # after the 2026-12-03 republish's fresh read (arithmetic labelled, one-swap Fisher cap).
     # 5,250: Torch-TensorRT's documented features across versions (trt_features.py, issue 44).
-    assert lines <= 5250, f"helpers/ (without tools/) has {lines} lines"
+    # 5,350: their verdicts against the documentation's words, and a run's noise gate (lesson).
+    assert lines <= 5350, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
