@@ -66,7 +66,7 @@ class GPUFeatures:
         """Why a notebook chose a smaller workload, for the line it prints: the lesson's time
         on a slow GPU, not its memory (a learner must not read it as "does not fit")."""
         if self.emulating:
-            return f"to keep the lesson's time on a {self.emulating.upper()}, emulated here"
+            return f"to keep the lesson's time on a {self.emulating.upper()} (emulated)"
         return f"to keep the lesson's time on a small GPU ({self.memory_gib:.0f} GiB)"
 
     def sdpa_backends(self) -> list:

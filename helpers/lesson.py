@@ -60,7 +60,7 @@ class Lesson:
         noisy = list(noisy) if on_gpu else []
         print_verdicts(verdicts, run=run, caveats=caveats, on_gpu=on_gpu)
         for reason in noisy:
-            print(f"NOISY: {reason}; by the series' rule this run is rerun, not published")
+            print(f"NOISY: {reason}; rerun it: the series does not publish a noisy run")
         path = save_record(
             self.name,
             parameters={**self.parameters, **(parameters or {})},

@@ -74,7 +74,7 @@ def test_emulating_a_t4_on_an_h200_describes_a_t4_and_applies_its_limits(monkeyp
     t4 = gf.gpu_features("cuda")
     assert t4.emulating == "t4" and t4.capability == (7, 5) and t4.memory_gib == 15.0
     assert t4.decoder_dtype == torch.float16 and not t4.fp8 and t4.small
-    assert t4.small_reason == "to keep the lesson's time on a T4, emulated here"  # an H200
+    assert t4.small_reason == "to keep the lesson's time on a T4 (emulated)"  # an H200
     assert len(limits) == 1 and limits[0][1]["total_gib"] == pytest.approx(139.8)
     assert t4.summary().startswith("EMULATED T4: NVIDIA H200 as a T4")
     caveat = gf.emulation_caveat(t4)

@@ -88,7 +88,7 @@ def test_a_noisy_lesson_says_so_and_its_record_keeps_why(tmp_path, capsys):
     assert "NOISY" not in capsys.readouterr().out
     lesson.environment["device"] = "cuda:0"  # as a GPU's run reports it
     path = lesson.finish(verdicts=[], noisy=["batches ran 50.0-14.2 ms per step"])
-    assert "NOISY: batches ran 50.0-14.2 ms per step; by the series' rule this run is rerun" in (
+    assert "NOISY: batches ran 50.0-14.2 ms per step; rerun it: the series does not publish" in (
         capsys.readouterr().out
     )
     assert json.loads(path.read_text())["noisy"] == ["batches ran 50.0-14.2 ms per step"]

@@ -441,24 +441,51 @@ NOISY_RECORD = RECORD.replace("output_dir=output_dir)", "output_dir=output_dir, 
 
 
 def test_a_run_its_own_rule_calls_noisy_is_kept_beside_and_never_published(project, gpu_machine):
-    assert main(["--publish", "--only", "01"]) == 0
-    record = project / "results" / "records" / "01-stub_roberta-base_b16_s32.json"
+    assert main(["--publish", "--only", "01,02"]) == 0
+    records = project / "results" / "records"
+    record = records / "01-stub_roberta-base_b16_s32.json"
     before = record.read_text()
+    run_records = project / "runs" / "latest" / "results" / "records"
+    stale = json.loads((run_records / "02-stub_roberta-base_b16_s32.json").read_text())
+    stale["noisy"] = ["an old run of another notebook"]  # neither this notebook nor this run
+    (run_records / "02-stub_roberta-base_b16_s32.json").write_text(json.dumps(stale))
     notebook = nbformat.read(project / "notebooks" / "01_stub.ipynb", as_version=4)
-    notebook.cells[1].source = 'NOISE = ["rounds 3.1-4.6 ms"]\n' + NOISY_RECORD.format(
-        name="01-stub"
+    figure = 'open(h.output_path(output_dir, "figures", "01-x_stub.png"), "w").write("f")\n'
+    notebook.cells[1].source = (
+        'NOISE = ["rounds 3.1-4.6 ms"]\n' + NOISY_RECORD.format(name="01-stub") + "\n" + figure
     )
     nbformat.write(notebook, project / "notebooks" / "01_stub.ipynb")
     assert main(["--publish", "--only", "01"]) == 1
     assert "rounds 3.1-4.6 ms" in (project / "notebooks" / "01_stub.noisy.ipynb").read_text()
     assert record.read_text() == before  # the published record stays
+    assert not (project / "figures" / "01-x_stub.png").exists()  # nor is its figure published
+    assert "old run" not in json.dumps(
+        json.loads((project / "results" / "run-status.json").read_text())
+    )
     entry = json.loads((project / "results" / "run-status.json").read_text())
     attempt = entry["01_stub_roberta-base_b16_s32"]["attempt"]
     assert attempt["status"] == "noisy" and "rounds 3.1-4.6 ms" in attempt["error"]
-    notebook.cells[1].source = "NOISE = []\n" + NOISY_RECORD.format(name="01-stub")
+    kept = run_records / "01-stub_roberta-base_b16_s32.json"
+    assert "noisy" not in json.loads(kept.read_text()) or not json.loads(kept.read_text())["noisy"]
+    assert "rounds" in (run_records / "noisy" / "01-stub_roberta-base_b16_s32.json").read_text()
+    other = 'NOISE = ["another notebook\'s"]\n' + NOISY_RECORD.format(name="02-stub")
+    quiet = "NOISE = []\n" + NOISY_RECORD.format(name="01-stub")
+    notebook.cells[1].source = quiet + "\n" + other  # a record of 02's is not 01's noise
     nbformat.write(notebook, project / "notebooks" / "01_stub.ipynb")
     assert main(["--publish", "--only", "01"]) == 0  # a quiet rerun publishes
     assert not (project / "notebooks" / "01_stub.noisy.ipynb").exists()
+
+
+def test_a_noisy_emulated_run_leaves_the_committed_records_as_they_were(project):
+    folder = "results/t4-emulation"
+    assert main(["--emulate", "t4", "--output-dir", folder, "--only", "01"]) == 0
+    record = project / folder / "results" / "records" / "01-stub_roberta-base_b16_s32.json"
+    good = record.read_text()
+    notebook = nbformat.read(project / "notebooks" / "01_stub.ipynb", as_version=4)
+    notebook.cells[1].source = 'NOISE = ["drift"]\n' + NOISY_RECORD.format(name="01-stub")
+    nbformat.write(notebook, project / "notebooks" / "01_stub.ipynb")
+    assert main(["--emulate", "t4", "--output-dir", folder, "--only", "01"]) == 1
+    assert record.read_text() == good
 
 
 @pytest.mark.parametrize(
@@ -630,7 +657,9 @@ def test_a_value_the_notebook_changed_for_its_machine_is_marked_in_the_parameter
     setup = nbformat.v4.new_code_cell("h.adjust(...)")
     setup.outputs = [
         nbformat.v4.new_output(
-            "stream", name="stdout", text="sweep_batches: [1, 8] -> [1, 2] (a CPU)\nok\n"
+            "stream",
+            name="stdout",
+            text="sweep_batches: [1, 8] -> [1, 2] (a small GPU (15 GiB))\nok\n",
         )
     ]
     notebook.cells = [parameters, setup]
@@ -640,7 +669,8 @@ def test_a_value_the_notebook_changed_for_its_machine_is_marked_in_the_parameter
     note_adjusted(path)  # a second pass changes nothing
     source = "".join(json.loads(path.read_text())["cells"][0]["source"])
     assert source == (  # an earlier run's notes are gone, wherever they were
-        "sweep_batches = [1, 8]  # sizes; ran with [1, 2] here (a CPU)\nseq_len = 256  # prompt\n"
+        "sweep_batches = [1, 8]  # sizes; ran with [1, 2] here (a small GPU (15 GiB))\n"
+        "seq_len = 256  # prompt\n"
         "new_tokens = (\n    32  # tokens\n)\n"
     )
 

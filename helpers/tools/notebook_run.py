@@ -158,14 +158,38 @@ def literal_assignments(source: str) -> dict:
     return values
 
 
+def records_of(records: Path, number: str) -> dict[Path, bytes]:
+    """Notebook ``number``'s records in ``records``, as they are now (to put back later)."""
+    found = {}
+    for path in sorted(records.glob("*.json")) if records.is_dir() else []:
+        with contextlib.suppress(ValueError):  # a file that names no notebook is not one
+            if number_of(path.name) == number:
+                found[path] = path.read_bytes()
+    return found
+
+
 def noise_of(records: Path, number: str, since: float) -> str:
     """Why notebook ``number``'s own noise rules voided this run ('' where they did not), from
     the records it wrote into ``records`` since ``since`` (``lesson.finish(noisy=...)``)."""
     reasons: list[str] = []
-    for path in sorted(records.glob("*.json")) if records.is_dir() else []:
-        if number_of(path.name) == number and path.stat().st_mtime >= since:
-            reasons += json.loads(path.read_text()).get("noisy") or []
+    for path in records_of(records, number):
+        if path.stat().st_mtime >= since:
+            try:
+                reasons += json.loads(path.read_text()).get("noisy") or []
+            except json.JSONDecodeError:
+                reasons.append(f"its record {path.name} could not be read")
     return "; ".join(reasons)
+
+
+def set_aside(records: Path, number: str, since: float, before: dict[Path, bytes]) -> None:
+    """A noisy run's records go to ``records/noisy/``; the records from before it come back,
+    so that a folder that is committed (an emulated run's) keeps only good runs' records."""
+    for path in records_of(records, number):
+        if path.stat().st_mtime >= since:
+            (records / "noisy").mkdir(exist_ok=True)
+            os.replace(path, records / "noisy" / path.name)
+    for path, data in before.items():
+        path.write_bytes(data)
 
 
 def beside(target: Path, outcome: str) -> Path:
@@ -176,8 +200,8 @@ def beside(target: Path, outcome: str) -> Path:
 def settle(target: Path, outcome: str) -> Path:
     """Put the run's notebook where its outcome says; return where it is now.
 
-    "ok" replaces the good notebook (and drops older failed or interrupted copies); any
-    other outcome keeps it beside the good one, which stays as it was.
+    "ok" replaces the good notebook (and drops older failed, interrupted or noisy copies);
+    any other outcome keeps it beside the good one, which stays as it was.
     """
     running = beside(target, "running")
     kept = target if outcome == "ok" else beside(target, outcome)
@@ -220,7 +244,7 @@ def lighten(path: Path) -> None:
 
 
 #: What ``helpers.parameters.adjust`` prints: "NAME: GIVEN -> USED (WHY)".
-ADJUSTED_LINE = re.compile(r"^(\w+): (.+) -> (.+) \((.+)\)$")
+ADJUSTED_LINE = re.compile(r"^(\w+): (.+) -> (.+?) \((.+)\)$")  # the reason may hold ( )
 #: A note note_adjusted wrote, at the end of a line: "; ran with X here (why)" or "  # ran ...".
 RAN_WITH = re.compile(r"(?:;\s*|\s*#\s*)ran with .+ here \(.*\)$")
 

@@ -12,7 +12,7 @@ Torch-TensorRT only) runs the notebooks at their own defaults in place (or, with
 option, into results/executed/) and copies the records and figures of those that finished
 ok into results/ and figures/. Every value is checked with each notebook's own checks
 before the first kernel starts. A notebook's run replaces its last good one only when it
-finishes ok; a failed or interrupted (Ctrl-C) run is kept beside it, and --resume reruns it.
+finishes ok; a failed, interrupted (Ctrl-C) or noisy run is kept beside it; --resume reruns it.
 SERIES_RUN_ID, where set, names the run: invocations that share it (``--only`` parts on one
 machine) are one run for the checks across notebooks, such as eager FP32's in 01-03.
 """
@@ -48,6 +48,8 @@ from helpers.tools.notebook_run import (
     literal_assignments,
     merge_entry,
     noise_of,
+    records_of,
+    set_aside,
     settle,
 )
 from helpers.tools.run_summary import publish, write_summaries
@@ -433,15 +435,17 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
             continue
         target = target_of(notebook, key, params, args, root, run_dir)
         print(f"{notebook.stem}: running ...", flush=True)
-        start, since = time.perf_counter(), time.time()
+        start, since, number = time.perf_counter(), time.time(), number_of(notebook.name)
+        records = output_path(run_dir, "results", "records")
+        before = records_of(records, number)
         try:
             with GpuMeter() as gpu:  # the driver's count: TensorRT and child processes too
                 error = execute(notebook, beside(target, "running"), params, args)
             outcome = "failed" if error else "ok"
-            records = output_path(run_dir, "results", "records")
-            if not error and (noise := noise_of(records, number_of(notebook.name), since)):
-                error = f"noisy by its own rule ({noise}): rerun it; the published run stays"
+            if not error and (noise := noise_of(records, number, since)):
+                error = f"noisy by its own rule ({noise}): rerun it; the last good run stays"
                 outcome = "noisy"  # kept beside the good notebook, never published
+                set_aside(records, number, since, before)
         except KeyboardInterrupt:  # papermill has shut its kernel down by now
             error, outcome = "KeyboardInterrupt: stopped with Ctrl-C", "interrupted"
         kept = settle(target, outcome)
