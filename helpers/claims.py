@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from helpers.gpu import emulation
+from helpers.gpu import emulated_speeds, emulation
 
 #: What a notebook prints where its own noise rule voids a row.
 NOT_JUDGED = "not judged"
@@ -61,7 +61,7 @@ def print_verdicts(
             if on_gpu
             else "the lesson ran on CPUs: no GPU speeds"
         )
-        run = f"{run}; EMULATED {emulation().upper()} limits, {speeds}".lstrip("; ")
+        run = f"{run}; EMULATED {gpu} limits, {speeds}".lstrip("; ")
     if run:
         print(f"This run: {run}")
     if not verdicts:
@@ -144,8 +144,7 @@ def _known(value: float | None) -> bool:
 
 def _speeds() -> str:
     """The tag for a line of this GPU's rates or limits when it plays another GPU."""
-    gpu = emulation().upper() if emulation() else ""
-    return f" (this GPU's speeds under emulated {gpu} limits, not a {gpu}'s)" if gpu else ""
+    return f" ({emulated_speeds()}, not a {emulation().upper()}'s)" if emulation() else ""
 
 
 def sweep_line(path: str, medians_by_batch: dict[int, float]) -> str:

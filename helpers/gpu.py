@@ -96,6 +96,12 @@ class GPUFeatures:
         return f"EMULATED {self.emulating.upper()}: {line}" if self.emulating else line
 
 
+def emulated_speeds() -> str:
+    """ "this GPU's speeds under emulated T4 limits" on an emulated run, else '': what a line
+    or table of timings holds when this GPU plays another."""
+    return f"this GPU's speeds under emulated {emulation().upper()} limits" if emulation() else ""
+
+
 def emulation_tag() -> str:
     """' (EMULATED T4 limits)' on an emulated run, else '': for a title beside a device name."""
     return f" (EMULATED {emulation().upper()} limits)" if emulation() else ""

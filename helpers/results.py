@@ -17,7 +17,7 @@ import torch
 from helpers.accuracy import OutputDiff, check_accuracy, compare_outputs
 from helpers.claims import ROUND_SPREAD_LIMIT, round_spread
 from helpers.errors import AccuracyError, SkipStep
-from helpers.gpu import emulation
+from helpers.gpu import emulated_speeds
 from helpers.timing import LatencyStats, synchronize, time_calls, time_cold_call
 
 #: A candidate is something to call with the inputs, or the exception its build raised.
@@ -282,6 +282,6 @@ def results_table(results: Sequence[PathResult], baseline: str = "eager fp32"):
             row["reason"] = r.reason[:160]
         rows.append(row)
     table = pd.DataFrame(rows).set_index("path")
-    if emulation():  # every timing table of an emulated run says whose speeds it holds
-        table.index.name = f"path (this GPU's speeds under emulated {emulation().upper()} limits)"
+    if emulated_speeds():  # every timing table of an emulated run says whose speeds it holds
+        table.index.name = f"path ({emulated_speeds()})"
     return table

@@ -158,21 +158,26 @@ def literal_assignments(source: str) -> dict:
     return values
 
 
+def record_paths(records: Path, number: str) -> list[Path]:
+    """Notebook ``number``'s records in ``records`` (a file that names no notebook is none)."""
+    found = []
+    for path in sorted(records.glob("*.json")) if records.is_dir() else []:
+        with contextlib.suppress(ValueError):
+            if number_of(path.name) == number:
+                found.append(path)
+    return found
+
+
 def records_of(records: Path, number: str) -> dict[Path, bytes]:
     """Notebook ``number``'s records in ``records``, as they are now (to put back later)."""
-    found = {}
-    for path in sorted(records.glob("*.json")) if records.is_dir() else []:
-        with contextlib.suppress(ValueError):  # a file that names no notebook is not one
-            if number_of(path.name) == number:
-                found[path] = path.read_bytes()
-    return found
+    return {path: path.read_bytes() for path in record_paths(records, number)}
 
 
 def noise_of(records: Path, number: str, since: float) -> str:
     """Why notebook ``number``'s own noise rules voided this run ('' where they did not), from
     the records it wrote into ``records`` since ``since`` (``lesson.finish(noisy=...)``)."""
     reasons: list[str] = []
-    for path in records_of(records, number):
+    for path in record_paths(records, number):
         if path.stat().st_mtime >= since:
             try:
                 reasons += json.loads(path.read_text()).get("noisy") or []
@@ -184,7 +189,7 @@ def noise_of(records: Path, number: str, since: float) -> str:
 def set_aside(records: Path, number: str, since: float, before: dict[Path, bytes]) -> None:
     """A noisy run's records go to ``records/noisy/``; the records from before it come back,
     so that a folder that is committed (an emulated run's) keeps only good runs' records."""
-    for path in records_of(records, number):
+    for path in record_paths(records, number):
         if path.stat().st_mtime >= since:
             (records / "noisy").mkdir(exist_ok=True)
             os.replace(path, records / "noisy" / path.name)
