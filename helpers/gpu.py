@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import sys
 from dataclasses import dataclass
 
 import torch
@@ -105,6 +107,41 @@ def emulated_speeds() -> str:
 def emulation_tag() -> str:
     """' (EMULATED T4 limits)' on an emulated run, else '': for a title beside a device name."""
     return f" (EMULATED {emulation().upper()} limits)" if emulation() else ""
+
+
+#: A printed time or ratio ("5.4 ms", "15.7 s", "1.36x"), a rate ("tokens/s") or a roof share.
+SPEED_OR_TIME = re.compile(r"\d\s*(?:ms|s|x)(?![\w/])|\d\D*/s\b|_(?:ms|s)\s+\d|\d\s*% of the roof")
+
+
+class TaggedLines:
+    """A stdout that ends each printed line holding a time, speed or ratio with ``tag``.
+
+    An emulated run prints its numbers from the lessons' own f-strings; tagging them here keeps
+    the lesson code a learner copies free of emulation plumbing.
+    """
+
+    def __init__(self, stream, tag: str):
+        self.stream, self.tag, self.pending = stream, tag, ""
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            self.stream.write(line + (self.tag if SPEED_OR_TIME.search(line) else "") + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.write(self.pending)  # a line cut by a flush goes out untagged
+        self.pending = ""
+        self.stream.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)  # encoding, isatty, the kernel's own attributes
+
+
+def tag_emulated_output(features: GPUFeatures) -> None:
+    """On an emulated run, tag the lesson's printed timings from here on (once per process)."""
+    if features.emulating and not isinstance(sys.stdout, TaggedLines):
+        sys.stdout = TaggedLines(sys.stdout, f"  [emulated {features.emulating.upper()} limits]")
 
 
 def dtype_label(dtype: torch.dtype) -> str:

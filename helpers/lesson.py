@@ -15,7 +15,7 @@ import torch
 
 from helpers.claims import Verdict, print_verdicts
 from helpers.environment import caveats, environment_report, format_report
-from helpers.gpu import GPUFeatures, gpu_features
+from helpers.gpu import GPUFeatures, gpu_features, tag_emulated_output
 from helpers.notebook_checks import check_notebook
 from helpers.records import number_of, save_record
 
@@ -85,6 +85,7 @@ def start_lesson(name: str, values: Mapping, tensorrt: bool = True) -> Lesson:
     device = check_notebook(number, values)
     environment = environment_report(device, tensorrt=tensorrt)
     print(format_report(environment))
+    tag_emulated_output(gpu_features(device))
     parameters = {k: values[k] for k in RECORDED if k in values}
     return Lesson(
         name=name,

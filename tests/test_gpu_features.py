@@ -1,5 +1,7 @@
 """Every GPU choice the notebooks make, on a simulated T4, an H200, a CPU and an emulated T4."""
 
+import io
+import sys
 import types
 
 import pytest
@@ -125,3 +127,40 @@ def test_a_title_beside_a_device_name_carries_the_emulation(monkeypatch):
     assert gf.emulation_tag() == ""
     monkeypatch.setenv(gf.EMULATE_VARIABLE, "t4")
     assert gf.emulation_tag() == " (EMULATED T4 limits)"
+
+
+def test_an_emulated_run_tags_each_printed_time_speed_or_ratio(monkeypatch):
+    out = io.StringIO()
+    tagged = gf.TaggedLines(out, " [emulated T4 limits]")
+    tagged.write("median 5.403 ms, p90 8.6 ms\nbuilt in 15")  # a line may come in pieces
+    tagged.write(".7 s\nparts: 3 engines\n1064 output tokens/s\n1.36x the rate\n")
+    tagged.write("4232 GB/s\n51.4 % of the roof\nmodel: roberta-base\n")
+    assert out.getvalue().splitlines() == [
+        "median 5.403 ms, p90 8.6 ms [emulated T4 limits]",
+        "built in 15.7 s [emulated T4 limits]",
+        "parts: 3 engines",
+        "1064 output tokens/s [emulated T4 limits]",
+        "1.36x the rate [emulated T4 limits]",
+        "4232 GB/s [emulated T4 limits]",
+        "51.4 % of the roof [emulated T4 limits]",
+        "model: roberta-base",
+    ]
+    tagged.write("partial")
+    tagged.flush()  # a flush sends the cut line as it is
+    assert out.getvalue().endswith("model: roberta-base\npartial")
+    assert tagged.getvalue() == out.getvalue()  # everything else is the stream's own
+
+
+def test_only_an_emulated_lesson_tags_its_output_and_only_once(monkeypatch):
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    gf.tag_emulated_output(gf.gpu_features("cpu"))
+    assert not isinstance(sys.stdout, gf.TaggedLines)  # not emulating: stdout untouched
+    simulate_gpu(monkeypatch, "NVIDIA H200", (9, 0), 139.8)
+    monkeypatch.setenv(gf.EMULATE_VARIABLE, "t4")
+    t4 = gf.gpu_features("cuda")
+    gf.tag_emulated_output(t4)
+    gf.tag_emulated_output(t4)
+    assert isinstance(sys.stdout, gf.TaggedLines)
+    assert not isinstance(sys.stdout.stream, gf.TaggedLines)
+    print("eager fp16 2.4 ms")
+    assert sys.stdout.stream.getvalue() == "eager fp16 2.4 ms  [emulated T4 limits]\n"
