@@ -659,7 +659,7 @@ def test_a_value_the_notebook_changed_for_its_machine_is_marked_in_the_parameter
         nbformat.v4.new_output(
             "stream",
             name="stdout",
-            text="sweep_batches: [1, 8] -> [1, 2] (a small GPU (15 GiB))\nok\n",
+            text="sweep_batches: [1, 8] -> [1, 2] (a small GPU (15 GiB))  [emulated T4 limits]\n",
         )
     ]
     notebook.cells = [parameters, setup]

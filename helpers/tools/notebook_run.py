@@ -250,6 +250,8 @@ def lighten(path: Path) -> None:
 
 #: What ``helpers.parameters.adjust`` prints: "NAME: GIVEN -> USED (WHY)".
 ADJUSTED_LINE = re.compile(r"^(\w+): (.+) -> (.+?) \((.+)\)$")  # the reason may hold ( )
+#: The tag an emulated run puts after a printed time (helpers.gpu.TaggedLines).
+EMULATED_TAG = re.compile(r"\s+\[emulated \w+ limits\]$")
 #: A note note_adjusted wrote, at the end of a line: "; ran with X here (why)" or "  # ran ...".
 RAN_WITH = re.compile(r"(?:;\s*|\s*#\s*)ran with .+ here \(.*\)$")
 
@@ -267,7 +269,8 @@ def note_adjusted(path: Path) -> None:
         for output in cell.get("outputs", [])
         if output.get("output_type") == "stream"
     )
-    changed = {m[1]: (m[3], m[4]) for m in map(ADJUSTED_LINE.match, printed.splitlines()) if m}
+    lines = [EMULATED_TAG.sub("", line) for line in printed.splitlines()]
+    changed = {m[1]: (m[3], m[4]) for m in map(ADJUSTED_LINE.match, lines) if m}
     for cell in notebook["cells"]:
         if "parameters" in cell["metadata"].get("tags", []):
             # an earlier run's notes go first, wherever formatting moved them: this run's stay
