@@ -109,8 +109,12 @@ def emulation_tag() -> str:
     return f" (EMULATED {emulation().upper()} limits)" if emulation() else ""
 
 
-#: A printed time or ratio ("5.4 ms", "15.7 s", "1.36x"), a rate ("tokens/s") or a roof share.
-SPEED_OR_TIME = re.compile(r"\d\s*(?:ms|s|x)(?![\w/])|\d\D*/s\b|_(?:ms|s)\s+\d|\d\s*% of the roof")
+#: A printed time ("5.4 ms", "6.1 µs", "15.7 s"), ratio ("1.36x"), rate ("tokens/s", "per
+#: second") or share of the roof or of busy time; not a shape ("16 x 32") or a count.
+SPEED_OR_TIME = re.compile(
+    r"(?<![\w.])\d[\d.,]*\s*(?:ms|µs|s)(?![\w/])|\dx(?![\w/])|\d\D*/s\b|(?:_|\b)(?:ms|s)\s+\d"
+    r"|\bms\b|\d\s*% (?:of the (?:roof|time)|busy)|roof_%|per second"
+)
 
 
 class TaggedLines:
@@ -126,8 +130,14 @@ class TaggedLines:
     def write(self, text: str) -> int:
         *lines, self.pending = (self.pending + text).split("\n")
         for line in lines:
-            self.stream.write(line + (self.tag if SPEED_OR_TIME.search(line) else "") + "\n")
+            quoted = line.lstrip().startswith("Source")  # a source's numbers are not this run's
+            timed = SPEED_OR_TIME.search(line) and not quoted
+            self.stream.write(line + (self.tag if timed else "") + "\n")
         return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
 
     def flush(self) -> None:
         self.stream.write(self.pending)  # a line cut by a flush goes out untagged

@@ -94,3 +94,22 @@ def test_a_noisy_lesson_says_so_and_its_record_keeps_why(tmp_path, capsys):
     assert json.loads(path.read_text())["noisy"] == ["batches ran 50.0-14.2 ms per step"]
     quiet = lesson.finish(verdicts=[])
     assert json.loads(quiet.read_text())["noisy"] == []
+
+
+def test_an_emulated_lesson_tags_its_printed_timings_and_a_plain_one_does_not(
+    tmp_path, monkeypatch
+):
+    import io
+    import sys
+
+    from helpers import gpu, lesson
+
+    values = dict(model_name="roberta-base", batch_size=2, seq_len=8, device="cpu")
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    h.start_lesson("02d-stub", values | {"output_dir": str(tmp_path)})
+    assert not isinstance(sys.stdout, gpu.TaggedLines)  # a plain run prints as it is
+    t4 = gpu.t4_features("NVIDIA H200")  # what gpu_features gives under SERIES_EMULATE=t4
+    monkeypatch.setattr(lesson, "gpu_features", lambda device: t4)
+    h.start_lesson("02d-stub", values | {"output_dir": str(tmp_path)})
+    print("eager fp16 2.4 ms")
+    assert sys.stdout.stream.getvalue().endswith("eager fp16 2.4 ms  [emulated T4 limits]\n")
