@@ -85,13 +85,14 @@ def start_lesson(name: str, values: Mapping, tensorrt: bool = True) -> Lesson:
     device = check_notebook(number, values)
     environment = environment_report(device, tensorrt=tensorrt)
     print(format_report(environment))
-    tag_emulated_output(gpu_features(device))
+    features = gpu_features(device)
+    tag_emulated_output(features)
     parameters = {k: values[k] for k in RECORDED if k in values}
     return Lesson(
         name=name,
         device=device,
         environment=environment,
-        features=gpu_features(device),
+        features=features,
         parameters=parameters,
         output_dir=values.get("output_dir", "runs/latest"),
     )
