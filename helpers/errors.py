@@ -41,3 +41,13 @@ def error_line(error: BaseException, limit: int = 240) -> str:
     telling = next((line for line in lines if "guard" in line or "must always" in line), None)
     text = " ".join((telling or (lines[0] if lines else "")).split())
     return f"{type(error).__name__}: {text[:limit]}"
+
+
+def export_refusal(error: BaseException) -> str:
+    """``torch.export``'s refusal without its pointers to debugging tools: the constraint it
+    found and the fix it suggests, one per line."""
+    return "\n".join(
+        line.split(" For more information")[0]
+        for line in str(error).splitlines()
+        if line.strip() and "draft_export" not in line
+    )

@@ -51,6 +51,19 @@ def plot_latency(results: Sequence[PathResult], title: str, path: Path | None = 
     return fig
 
 
+def plot_length_sweep(medians, batch_size: int, title: str, path: Path | None = None):
+    """Median latency per path (columns) against the sequence length (the index), log-log."""
+    ax = medians.plot(marker="o", logy=True, figsize=(7, 3.5))
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("sequence length (tokens of real text)")
+    ax.set_ylabel(f"median latency per batch of {batch_size}, ms")
+    ax.set_title(textwrap.fill(title, 90), fontsize=9)
+    ax.figure.tight_layout()
+    if path is not None:
+        ax.figure.savefig(path, dpi=100)
+    return ax.figure
+
+
 def plot_abs_diff_kde(
     diffs: dict[str, torch.Tensor], title: str, threshold: float, path: Path | None = None
 ):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
+from helpers.claims import NOTICEABLE  # two single starts: a smaller gap is no difference
 from helpers.errors import SkipStep
 
 
@@ -93,10 +94,10 @@ def _has_setting(torch_tensorrt, name: str) -> bool:
 def engine_cache_settings(torch_tensorrt, cache_dir: str) -> dict:
     """The keyword arguments that make ``compile`` save engines to ``cache_dir`` and reuse them.
 
-    A cached engine is stored without weights and refitted on reuse, so caching silently
-    does nothing for an engine built with immutable weights (the default since 2.6, whose
-    setting is ``immutable_weights``; 2.5 called it ``make_refittable``) or on a build
-    without refit. SkipStep where this version cannot cache.
+    A cached engine is refitted on reuse (stored without weights on TensorRT 10.14+), so
+    caching silently does nothing for an engine built with immutable weights (the default
+    since 2.6, whose setting is ``immutable_weights``; 2.5 called it ``make_refittable``) or
+    on a build without refit. SkipStep where this version cannot cache.
     """
     if not _has_setting(torch_tensorrt, "cache_built_engines"):
         raise SkipStep(f"torch_tensorrt {_version(torch_tensorrt)} has no engine cache (2.5+)")
@@ -121,6 +122,8 @@ def check_shared_dims(torch_tensorrt) -> None:
     Older versions accept any keyword in ``Input`` and ignore the ones they do not know,
     so passing it there would compile without the shared dimension, silently.
     """
+    if torch_tensorrt is None:
+        raise SkipStep("no Torch-TensorRT here")
     input_class = getattr(torch_tensorrt, "Input", None)
     try:
         text = inspect.getsource(input_class) if input_class else ""
@@ -132,6 +135,16 @@ def check_shared_dims(torch_tensorrt) -> None:
         f"torch_tensorrt {_version(torch_tensorrt)} has no Input(shared_dims=...): it arrived "
         "in 2.13, and this version would ignore it; section 3's shared Dim does the same job"
     )
+
+
+def engine_counts(built: dict) -> dict[str, int]:
+    """TensorRT engines in each compiled module (its ``_run_on_acc`` children); the builds
+    that are not modules (a skip, a failure) are left out."""
+    return {
+        name: sum("_run_on_acc" in child for child, _ in module.named_children())
+        for name, module in built.items()
+        if hasattr(module, "named_children")
+    }
 
 
 def watch_refits(mutable) -> list[dict]:
@@ -178,3 +191,44 @@ def refit_line(events: list[dict]) -> tuple[str, float | None]:
         f"{100 * saved:.0f} % less time",
         saved,
     )
+
+
+#: Torch-TensorRT's documentation, quoted exactly: the engine-caching example, and the
+#: weight-refit design page ("refit ... copies new weight values into the already-built engine,
+#: which is ...").
+CACHE_CLAIM = (
+    "Engine caching can significantly speed up subsequent model compilations reusing "
+    "previously built TensorRT engines."
+)
+REFIT_CLAIM = "typically 80–95% faster than a full rebuild"
+#: "Significantly": the reused compile must take at most half the time of the first one.
+SIGNIFICANT = 2.0
+
+
+def cache_verdict(written_s: float | None, reused_s: float | None, why_not: str = "") -> str:
+    """The documentation's caching claim against two fresh processes' compile seconds: the
+    first writes the cache, the second may reuse it (``why_not``: why no cache was tried)."""
+    if why_not:
+        return f"not testable here: {why_not}"
+    if written_s is None or reused_s is None:
+        return "not judged: a start with the cache failed before its first output (table above)"
+    ratio = written_s / reused_s
+    if ratio >= SIGNIFICANT:
+        return f"holds: the compile reusing the cache took {ratio:.1f}x less time"
+    if ratio >= NOTICEABLE:
+        return f"faster, not significantly: {ratio:.2f}x less time, under {SIGNIFICANT:.0f}x"
+    if ratio > 1 / NOTICEABLE:
+        return f"does not hold here: within {NOTICEABLE}x of the compile that wrote it"
+    return f"does not hold here: reusing the cache took {1 / ratio:.2f}x longer"
+
+
+def refit_verdict(saved: float | None, line: str) -> str:
+    """The documentation's refit claim against ``refit_line``'s share of build time saved."""
+    if saved is None:  # rebuilt, not refitted, or nothing changed: the line says which
+        return f"not judged: {line.split(':')[0]}"
+    percent = f"{100 * saved:.0f} % less time than the first build"
+    if saved > 0.95:
+        return f"holds, and more: {percent}"
+    if saved >= 0.80:
+        return f"holds: {percent}"
+    return f"does not hold here: {percent}"

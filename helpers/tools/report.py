@@ -48,7 +48,10 @@ CLAIMS_START, CLAIMS_END = "<!-- claims:start -->", "<!-- claims:end -->"
 
 def quoted(claim: dict) -> str:
     """The claim in quote marks if it is the source's words, plain if it describes them."""
-    return f"“{claim['claim']}”" if claim.get("quote", True) else claim["claim"]
+    if not claim.get("quote", True):
+        return claim["claim"]
+    by = f"{claim['source']}: " if claim.get("source") else ""
+    return f"{by}“{claim['claim']}”"
 
 
 def claims_table(records: list[dict]) -> str:
@@ -127,7 +130,7 @@ def short_claims_table(records: list[dict]) -> str:
                 shortened(t, *c) for t, c in zip(texts, SHORT_CELLS, strict=True)
             )
             shown = "" if rows and rows[-1][1] == where else where  # blank: as above
-            cells = [shown, f"“{said}”" if claim.get("quote", True) else said, measured, verdict]
+            cells = [shown, quoted({**claim, "claim": said}), measured, verdict]
             rows.append(("| " + " | ".join(c.replace("|", "/") for c in cells) + " |", where))
     if not rows:
         return "No notebook has judged a claim yet (they need a GPU with Torch-TensorRT).\n"
