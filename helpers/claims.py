@@ -36,6 +36,7 @@ class Verdict:
     measured: str
     verdict: str
     quote: bool = True  # False: our description of the source, not its words
+    source: str = ""  # whose words, where not the notebook's source (the post or the article)
 
     def record(self) -> dict:
         return asdict(self)
@@ -67,7 +68,8 @@ def print_verdicts(
     if not verdicts:
         print(f"Verdict: {missing}.")
     for v in verdicts:
-        print(f"Source: “{v.claim}”" if v.quote else f"Source (our description): {v.claim}")
+        by = f" ({v.source})" if v.source else ""
+        print(f"Source{by}: “{v.claim}”" if v.quote else f"Source (our description): {v.claim}")
         print(f"  this run: {v.measured}")
         print(f"  verdict: {v.verdict}")
     for caveat in caveats:

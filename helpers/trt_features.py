@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
+from helpers.claims import NOTICEABLE  # two single starts: a smaller gap is no difference
 from helpers.errors import SkipStep
 
 
@@ -190,3 +191,44 @@ def refit_line(events: list[dict]) -> tuple[str, float | None]:
         f"{100 * saved:.0f} % less time",
         saved,
     )
+
+
+#: Torch-TensorRT's documentation, quoted exactly: the engine-caching example, and the
+#: weight-refit design page ("refit ... copies new weight values into the already-built engine,
+#: which is ...").
+CACHE_CLAIM = (
+    "Engine caching can significantly speed up subsequent model compilations reusing "
+    "previously built TensorRT engines."
+)
+REFIT_CLAIM = "typically 80–95% faster than a full rebuild"
+#: "Significantly": the reused compile must take at most half the time of the first one.
+SIGNIFICANT = 2.0
+
+
+def cache_verdict(written_s: float | None, reused_s: float | None, why_not: str = "") -> str:
+    """The documentation's caching claim against two fresh processes' compile seconds: the
+    first writes the cache, the second may reuse it (``why_not``: why no cache was tried)."""
+    if why_not:
+        return f"not testable here: {why_not}"
+    if written_s is None or reused_s is None:
+        return "not judged: a start with the cache failed before its first output (table above)"
+    ratio = written_s / reused_s
+    if ratio >= SIGNIFICANT:
+        return f"holds: the compile reusing the cache took {ratio:.1f}x less time"
+    if ratio >= NOTICEABLE:
+        return f"faster, not significantly: {ratio:.2f}x less time, under {SIGNIFICANT:.0f}x"
+    if ratio > 1 / NOTICEABLE:
+        return f"does not hold here: within {NOTICEABLE}x of the compile that wrote it"
+    return f"does not hold here: reusing the cache took {1 / ratio:.2f}x longer"
+
+
+def refit_verdict(saved: float | None, line: str) -> str:
+    """The documentation's refit claim against ``refit_line``'s share of build time saved."""
+    if saved is None:  # rebuilt, not refitted, or nothing changed: the line says which
+        return f"not judged: {line.split(':')[0]}"
+    percent = f"{100 * saved:.0f} % less time than the first build"
+    if saved > 0.95:
+        return f"holds, and more: {percent}"
+    if saved >= 0.80:
+        return f"holds: {percent}"
+    return f"does not hold here: {percent}"

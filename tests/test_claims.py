@@ -483,6 +483,7 @@ def test_verdicts_print_and_record(capsys):
         "measured": "numbers",
         "verdict": "holds",
         "quote": False,
+        "source": "",
     }
     claims.print_verdicts([], missing="nothing ran")
     assert "Verdict: nothing ran." in capsys.readouterr().out
@@ -769,3 +770,11 @@ def test_an_export_error_is_one_line_that_names_the_guard_it_violated():
     assert line.startswith("UserError: Not all values of _1") and line.endswith("% 8) == 0.")
     assert error_line(ValueError("first\nsecond")) == "ValueError: first"
     assert error_line(RuntimeError()) == "RuntimeError: "
+
+
+def test_a_quote_from_another_source_names_it(capsys):
+    docs = claims.Verdict(
+        "typically 80–95% faster", "refit 2 s", "holds", source="Torch-TensorRT docs"
+    )
+    claims.print_verdicts([docs])
+    assert "Source (Torch-TensorRT docs): “typically 80–95% faster”" in capsys.readouterr().out

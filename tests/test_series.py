@@ -171,6 +171,14 @@ def test_the_readme_table_is_short_and_names_each_core_claim_once():
     assert all(len(cell) <= 80 for line in table.splitlines()[2:] for cell in line.split("|"))
 
 
+def test_a_claim_quoted_from_another_source_names_it_in_the_tables():
+    from helpers.tools.report import quoted
+
+    assert quoted({"claim": "4x"}) == "“4x”"
+    assert quoted({"claim": "fast", "source": "the docs"}) == "the docs: “fast”"
+    assert quoted({"claim": "our words", "quote": False, "source": "the docs"}) == "our words"
+
+
 def test_claims_of_one_notebook_at_two_models_are_told_apart():
     from helpers.tools.report import claims_table
 

@@ -183,6 +183,35 @@ def test_the_feature_check_compares_outputs_over_real_tokens_only():
     assert line.startswith("against x: max 0,")  # the padded position's 9.0 is not read
 
 
+@pytest.mark.parametrize(
+    "written, reused, why_not, words",
+    [
+        (30.0, 6.0, "", "holds: the compile reusing the cache took 5.0x less time"),
+        (30.0, 20.0, "", "faster, not significantly: 1.50x less time, under 2x"),
+        (30.0, 29.0, "", "does not hold here: within 1.1x"),
+        (20.0, 30.0, "", "does not hold here: reusing the cache took 1.50x longer"),
+        (30.0, None, "", "not judged: a start with the cache failed"),
+        (None, None, "this build cannot refit", "not testable here: this build cannot refit"),
+    ],
+)
+def test_the_cache_claim_is_judged_from_two_fresh_compiles(written, reused, why_not, words):
+    assert tf.cache_verdict(written, reused, why_not).startswith(words)
+
+
+@pytest.mark.parametrize(
+    "saved, words",
+    [
+        (0.97, "holds, and more: 97 % less time"),
+        (0.85, "holds: 85 % less time"),
+        (0.40, "does not hold here: 40 % less time"),
+        (None, "not judged: rebuilt, not refitted"),
+    ],
+)
+def test_the_refit_claim_is_judged_on_a_refit_only(saved, words):
+    line = "rebuilt, not refitted: 31.0 s against a first build of 30.0 s"
+    assert tf.refit_verdict(saved, line).startswith(words)
+
+
 def test_engines_are_counted_from_the_compiled_modules_children():
     module = types.SimpleNamespace(
         named_children=lambda: [("_run_on_acc_0", 1), ("_run_on_gpu_1", 2), ("_run_on_acc_2", 3)]

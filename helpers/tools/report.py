@@ -48,7 +48,10 @@ CLAIMS_START, CLAIMS_END = "<!-- claims:start -->", "<!-- claims:end -->"
 
 def quoted(claim: dict) -> str:
     """The claim in quote marks if it is the source's words, plain if it describes them."""
-    return f"“{claim['claim']}”" if claim.get("quote", True) else claim["claim"]
+    if not claim.get("quote", True):
+        return claim["claim"]
+    by = f"{claim['source']}: " if claim.get("source") else ""
+    return f"{by}“{claim['claim']}”"
 
 
 def claims_table(records: list[dict]) -> str:

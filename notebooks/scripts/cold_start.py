@@ -3,16 +3,18 @@
     python cold_start.py eager       -        MODEL BATCH SEQ_LEN
     python cold_start.py load        SAVED_EP MODEL BATCH SEQ_LEN
     python cold_start.py rebuild     SAVED_EP MODEL BATCH SEQ_LEN
+    ENGINE_CACHE_DIR=DIR python cold_start.py rebuild SAVED_EP MODEL BATCH SEQ_LEN
     python cold_start.py torch.compile SAVED_EP MODEL BATCH SEQ_LEN
     TRT_MODULE=tensorrt_rtx python cold_start.py engine ENGINE_FILE MODEL BATCH SEQ_LEN
     CUDA_GRAPH=1 TRT_MODULE=tensorrt_rtx python cold_start.py engine ENGINE_FILE MODEL BATCH SEQ_LEN
 
-``eager`` builds the model in PyTorch (FP16) and calls it; ``load`` reads a saved
-Torch-TensorRT program; ``rebuild`` compiles the engine again; ``torch.compile`` compiles
-with Inductor, whose cache (TORCHINDUCTOR_CACHE_DIR) makes a second start faster; ``engine``
-deserializes an engine file built with TensorRT's own API and runs it through a context
-(TRT_MODULE names the TensorRT module that built it); with CUDA_GRAPH=1 the context
-specialises its kernels before the first call (where the build has that setting) and the
+``eager`` builds the model in PyTorch (FP16) and calls it; ``load`` reads a saved Torch-TensorRT
+program; ``rebuild`` compiles the engine again (with ENGINE_CACHE_DIR set, it saves the engine
+in that folder's cache or reuses the one there, and counts the files it wrote);
+``torch.compile`` compiles with Inductor, whose cache (TORCHINDUCTOR_CACHE_DIR) makes a second
+start faster; ``engine`` deserializes an engine file built with TensorRT's own API and runs it
+through a context (TRT_MODULE names the TensorRT module that built it); with CUDA_GRAPH=1 the
+context specialises its kernels before the first call (where the build has that setting) and the
 call is captured in a CUDA graph, whose replay is the first output. Prints one JSON line
 with the seconds of each phase and the wall-clock time of the first output
 (``first_output_unix``), so that the launcher can measure from launch.
@@ -29,12 +31,14 @@ started = time.perf_counter()
 import torch  # noqa: E402  (the imports are part of what a cold start costs)
 
 import helpers as h  # noqa: E402
+from helpers import trt_features  # noqa: E402
 
 mode, saved, model_name, batch, seq_len = sys.argv[1:6]
 imported = time.perf_counter()
 if h.emulation():  # an emulated T4's limits hold in this process too (SERIES_EMULATE)
     h.gpu_features(torch.device("cuda"))
 shape = (int(batch), int(seq_len))
+phases = {}  # what a mode times beyond the phases every mode has
 inputs = [torch.ones(shape, dtype=torch.int32, device="cuda")] * 2  # input_ids, attention_mask
 
 if mode == "eager":
@@ -45,7 +49,11 @@ elif mode == "load":
 elif mode == "rebuild":
     torch_tensorrt = h.import_torch_tensorrt()
     settings = h.tensorrt_settings("fp16")
+    cache_dir = os.environ.get("ENGINE_CACHE_DIR")  # the cache's keywords, or none
+    cache = trt_features.engine_cache_settings(torch_tensorrt, cache_dir) if cache_dir else {}
     model = h.load_model(model_name).model.half().cuda()
+    files = {p: p.stat().st_mtime_ns for p in Path(cache_dir or ".").rglob("*") if p.is_file()}
+    compile_started = time.perf_counter()
     with h.quiet_tensorrt_logs():
         module = torch_tensorrt.compile(
             model,
@@ -61,7 +69,12 @@ elif mode == "rebuild":
             * 2,
             min_block_size=1,
             **settings.kwargs,
+            **cache,  # cache_built_engines, reuse_cached_engines, engine_cache_dir, ...
         )
+    phases["compile_s"] = time.perf_counter() - compile_started
+    if cache_dir:  # a start that reused the cache wrote no engine into it
+        now = {p: p.stat().st_mtime_ns for p in Path(cache_dir).rglob("*") if p.is_file()}
+        phases["cache_files_written"] = sum(files.get(p) != t for p, t in now.items())
 elif mode == "engine":
     trt = importlib.import_module(os.environ.get("TRT_MODULE", "tensorrt"))
     engine = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(
@@ -116,6 +129,7 @@ print(
             "prepare_s": prepared - imported,
             "first_call_s": done - prepared,
             "first_output_unix": first_output_unix,
+            **phases,
         }
     )
 )
