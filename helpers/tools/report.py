@@ -139,7 +139,7 @@ def short_claims_table(records: list[dict]) -> str:
         f"Cells cut short end in …; [`{FULL_TABLE}`]({FULL_TABLE}) has them in full, with "
         f"every workload and the deep dives'. A blank notebook cell: as above.{on}",
         "",
-        "| notebook, model, workload | source claim | this run | verdict |",
+        "| notebook, model, workload, GPU | source claim | this run | verdict |",
         "| --- | --- | --- | --- |",
     ]
     return "\n".join([*header, *(row for row, _ in rows)]) + "\n"
