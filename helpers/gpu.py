@@ -43,6 +43,9 @@ class GPUFeatures:
     cudnn_attention: bool  # cuDNN's SDPA kernels (8.0+)
     async_copy: bool  # cp.async, which pipelined Triton loads need (8.0+): fewer kernel configs
     emulating: str | None = None  # "t4" when a larger GPU plays a T4
+    pdl: bool = (
+        False  # programmatic dependent launch, a kernel starting in the last one's tail (9.0+)
+    )
 
     @property
     def gpu(self) -> bool:
@@ -176,6 +179,7 @@ def features_for(capability: tuple[int, int] | None, memory_gib: float | None, n
         flash_attention=ampere,
         cudnn_attention=ampere,
         async_copy=ampere,
+        pdl=capability >= (9, 0),
     )
 
 

@@ -7,8 +7,10 @@ time the path is bound by its kernels; when they fill little, the GPU waits for 
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -263,3 +265,40 @@ class StackSampler:
         """The library functions most often on top, with their share of the samples."""
         ranked = sorted(self.counts.items(), key=lambda item: -item[1])[:count]
         return [(where, n / self.samples) for where, n in ranked]
+
+
+@contextlib.contextmanager
+def sampled_phases(phases: dict[str, tuple[str, ...]], interval: float = 0.01) -> Iterator[Counter]:
+    """Seconds the calling thread spent in each phase, sampled every ``interval`` s: the innermost
+    function on its stack whose qualified name is in ``phases``, else "other". Each sample
+    counts the time since the last one, so a native call that holds the GIL keeps its time.
+
+    cProfile would slow Python-heavy phases (export, lowering) more than native ones.
+    """
+    import sys
+    import threading
+
+    label = {name: phase for phase, names in phases.items() for name in names}
+    caller, counts, stop = threading.get_ident(), Counter(), threading.Event()
+
+    def sample() -> None:
+        last = time.perf_counter()
+        while not stop.wait(interval):
+            frame = sys._current_frames().get(caller)
+            while frame is not None and not (found := _phase_of(frame.f_code, label)):
+                frame = frame.f_back
+            now = time.perf_counter()
+            counts[found if frame is not None else "other"] += now - last
+            last = now
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield counts
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _phase_of(code, label: dict[str, str]) -> str | None:
+    return label.get(getattr(code, "co_qualname", code.co_name))  # Python 3.10: the bare name

@@ -78,6 +78,19 @@ def test_the_best_tensorrt_path_against_the_fastest():
     assert far.verdict == "1.50x slower than torch.compile"
 
 
+def test_a_fastest_tensorrt_path_close_to_the_next_is_a_tie():
+    kw = dict(fastest="trt", best_trt="trt", best_trt_vs_fastest=1.0)
+    tie = speedup(**kw, runner_up=("torch.compile", 1.014))[2]
+    assert tie.verdict == "TensorRT ties torch.compile here (1.01x): within 1.1x"
+    clear = speedup(**kw, runner_up=("torch.compile", 1.3))[2]
+    assert clear.verdict == "TensorRT is the fastest path here"
+    assert speedup(**kw)[2].verdict == "TensorRT is the fastest path here"
+    assert claims.runner_up({"a": 2.0, "b": 1.0, "c": 3.0}) == ("a", 2.0)
+    assert claims.runner_up({"a": 1.0}) is None
+    trt = {"trt static": 1.0, "trt dynamic": 1.05, "torch.compile": 1.5}
+    assert claims.runner_up(trt, leave_out={"trt dynamic"}) == ("torch.compile", 1.5)
+
+
 def test_a_module_with_a_profile_and_missing_rows():
     rows = speedup(module_kernel_share=0.26, cold_ratio=float("nan"))
     assert len(rows) == 3 and "runtime takes the other 74 %" in rows[1].verdict
@@ -182,14 +195,14 @@ def test_sweep_lines():
     noisy = claims.sweep_line("eager", {16: 14.5, 64: 7.1})
     assert "64 faster than 16: not judged" in noisy and "rerun" not in noisy
     assert "from batch 64 on" in claims.sweep_line("eager", {1: 1.0, 16: 1.2, 64: 2.0, 256: 6})
-    assert "launch-bound across the sweep" in claims.sweep_line("eager", {1: 1.0, 16: 1.1})
+    assert "never stayed above 1.5x" in claims.sweep_line("eager", {1: 1.0, 16: 1.1})
 
 
 def test_lines_of_this_gpus_speeds_are_tagged_when_it_plays_a_t4(monkeypatch):
     monkeypatch.setenv("SERIES_EMULATE", "t4")
     tag = " (this GPU's speeds under emulated T4 limits, not a T4's)"
-    assert claims.sweep_line("eager", {1: 1.0, 16: 1.2, 64: 2.0}).endswith(f"dominating{tag}")
-    assert claims.sweep_line("eager", {1: 1.0, 16: 1.1}).endswith(f"the sweep{tag}")
+    assert claims.sweep_line("eager", {1: 1.0, 16: 1.2, 64: 2.0}).endswith(f"(1.00 ms){tag}")
+    assert claims.sweep_line("eager", {1: 1.0, 16: 1.1}).endswith(f"lowest median{tag}")
     assert tag not in claims.sweep_line("eager", {16: 14.5, 64: 7.1})  # no speeds: noise
     floor = claims.kernel_floor_line(
         path="p", wall_ms=0.68, kernel_ms=0.61, matrix_ms=0.4, matrix_tflops=219, ceiling_tflops=757

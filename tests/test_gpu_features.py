@@ -44,6 +44,7 @@ def test_a_t4_gets_fp16_and_none_of_the_ampere_features(monkeypatch):
     assert t4.decoder_dtype == torch.float16 and t4.half_dtype == torch.float16
     assert not (t4.bf16 or t4.fp8 or t4.tf32 or t4.flash_attention or t4.cudnn_attention)
     assert not t4.async_copy  # 08's GEMV keeps only one-stage configs: the rest compile alike
+    assert not t4.pdl  # 08d skips its PDL step
     assert t4.small and t4.emulating is None
     assert t4.small_reason == "to keep the lesson's time on a small GPU (15 GiB)"
     assert t4.sdpa_backends() == [SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
@@ -54,7 +55,7 @@ def test_an_h200_gets_bf16_fp8_tf32_and_fast_attention(monkeypatch):
     simulate_gpu(monkeypatch, "NVIDIA H200", (9, 0), 139.8)
     h200 = gf.gpu_features("cuda")
     assert h200.decoder_dtype == torch.bfloat16
-    assert h200.bf16 and h200.fp8 and h200.tf32 and not h200.small
+    assert h200.bf16 and h200.fp8 and h200.tf32 and h200.pdl and not h200.small
     assert h200.sdpa_backends()[:2] == [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION]
 
 
@@ -75,7 +76,7 @@ def test_emulating_a_t4_on_an_h200_describes_a_t4_and_applies_its_limits(monkeyp
     monkeypatch.setenv(gf.EMULATE_VARIABLE, "t4")
     t4 = gf.gpu_features("cuda")
     assert t4.emulating == "t4" and t4.capability == (7, 5) and t4.memory_gib == 15.0
-    assert t4.decoder_dtype == torch.float16 and not t4.fp8 and t4.small
+    assert t4.decoder_dtype == torch.float16 and not (t4.fp8 or t4.pdl) and t4.small  # on an H200
     assert t4.small_reason == "to keep the lesson's time on a T4 (emulated)"  # an H200
     assert len(limits) == 1 and limits[0][1]["total_gib"] == pytest.approx(139.8)
     assert t4.summary().startswith("EMULATED T4: NVIDIA H200 as a T4")

@@ -191,7 +191,12 @@ def test_lesson_helpers_stay_small():
     # 5,250: Torch-TensorRT's documented features across versions (trt_features.py, issue 44).
     # 5,350: their verdicts against the documentation's words, and a run's noise gate (lesson).
     # 5,400: an emulated run tags every printed time, rate and ratio (gpu.TaggedLines).
-    assert lines <= 5400, f"helpers/ (without tools/) has {lines} lines"
+    # 5,410: 02's tie between close paths (claims.runner_up), a refit slower than its build
+    # said plainly, and busy shares judged as printed, after the 2026-12-07 fresh reads.
+    # 5,475: a build's and a refit's seconds split by phase from stack samples
+    # (profiling.sampled_phases, trt_features.PHASES): the profile behind 07's and 07d's verdicts;
+    # 5,485: each sample weighted by its time, the cache write and weight map as phases.
+    assert lines <= 5485, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(

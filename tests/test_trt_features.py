@@ -1,6 +1,7 @@
 """Torch-TensorRT's documented features, on fake modules of each generation (no GPU here)."""
 
 import dataclasses
+import time
 import types
 from collections import Counter
 
@@ -132,6 +133,7 @@ def test_refits_and_builds_are_recorded_on_the_module_itself():
     mutable()
     mutable(change=True)
     assert [e["kind"] for e in events] == ["build", "refit"]
+    assert all(isinstance(e["samples"], Counter) for e in events)  # each split by phase
     assert not hasattr(mutable.model, "refit_gm")  # not forwarded to the PyTorch model
     failing = FakeMutable(refit_fails=True)
     events = tf.watch_refits(failing)
@@ -148,6 +150,9 @@ def test_refit_line_judges_only_a_refit_against_the_first_build():
     assert "rebuilt, not refitted" in tf.refit_line([build, refit, build])[0]
     assert tf.refit_line([build])[1] is None
     assert "no first build" in tf.refit_line([refit])[0]
+    slow = {"kind": "refit", "seconds": 36.4}
+    line, saved = tf.refit_line([build, slow])
+    assert line.endswith("first build of 20.0 s: 1.82x the build's time") and saved < 0
 
 
 def test_the_feature_check_names_each_feature_and_why_it_was_skipped(monkeypatch, capsys):
@@ -204,6 +209,7 @@ def test_the_cache_claim_is_judged_from_two_fresh_compiles(written, reused, why_
         (0.97, "holds, and more: 97 % less time"),
         (0.85, "holds: 85 % less time"),
         (0.40, "does not hold here: 40 % less time"),
+        (-0.82, "does not hold here: 1.82x the build's time"),
         (None, "not judged: rebuilt, not refitted"),
     ],
 )
@@ -222,3 +228,31 @@ def test_engines_are_counted_from_the_compiled_modules_children():
 def test_shared_dims_without_torch_tensorrt_says_so():
     with pytest.raises(SkipStep, match="no Torch-TensorRT here"):
         tf.check_shared_dims(None)
+
+
+def post_lowering():  # named as Torch-TensorRT's function: the innermost labelled one counts
+    time.sleep(0.2)
+
+
+def refit_module_weights():
+    post_lowering()
+
+
+class TorchTensorRTModule:  # a method counts by its qualified name
+    def setup_engine(self):
+        time.sleep(0.1)
+
+
+def test_a_build_is_split_by_the_phase_its_stack_was_in():
+    from helpers.profiling import sampled_phases
+
+    with sampled_phases(tf.PHASES, interval=0.005) as samples:
+        refit_module_weights()
+        TorchTensorRTModule().setup_engine()
+        time.sleep(0.1)  # in no phase: "other"
+    assert samples["lowering"] > samples["other"] > 0 and samples["engine set-up"] > 0
+    assert "refit, the rest (serialize, bookkeeping)" not in samples
+    assert 0.1 < samples["lowering"] < 0.4  # seconds, not counts
+    line = tf.phase_line("refit", 3.0, Counter({"lowering": 0.2, "other": 0.1}))
+    assert line == "refit 3.0 s: lowering 2.0 s, other 1.0 s"
+    assert tf.phase_line("build", 0.004, Counter()) == "build 0.0 s: too short to sample"

@@ -10,7 +10,8 @@
 
 ``eager`` builds the model in PyTorch (FP16) and calls it; ``load`` reads a saved Torch-TensorRT
 program; ``rebuild`` compiles the engine again (with ENGINE_CACHE_DIR set, it saves the engine
-in that folder's cache or reuses the one there, and counts the files it wrote);
+in that folder's cache or reuses the one there, and counts the files it wrote; its compile's
+seconds are split by phase from stack samples);
 ``torch.compile`` compiles with Inductor, whose cache (TORCHINDUCTOR_CACHE_DIR) makes a second
 start faster; ``engine`` deserializes an engine file built with TensorRT's own API and runs it
 through a context (TRT_MODULE names the TensorRT module that built it); with CUDA_GRAPH=1 the
@@ -32,6 +33,7 @@ import torch  # noqa: E402  (the imports are part of what a cold start costs)
 
 import helpers as h  # noqa: E402
 from helpers import trt_features  # noqa: E402
+from helpers.profiling import sampled_phases  # noqa: E402
 
 mode, saved, model_name, batch, seq_len = sys.argv[1:6]
 imported = time.perf_counter()
@@ -54,7 +56,7 @@ elif mode == "rebuild":
     model = h.load_model(model_name).model.half().cuda()
     files = {p: p.stat().st_mtime_ns for p in Path(cache_dir or ".").rglob("*") if p.is_file()}
     compile_started = time.perf_counter()
-    with h.quiet_tensorrt_logs():
+    with h.quiet_tensorrt_logs(), sampled_phases(trt_features.PHASES) as samples:
         module = torch_tensorrt.compile(
             model,
             ir="dynamo",
@@ -72,6 +74,7 @@ elif mode == "rebuild":
             **cache,  # cache_built_engines, reuse_cached_engines, engine_cache_dir, ...
         )
     phases["compile_s"] = time.perf_counter() - compile_started
+    phases["compile_phases"] = trt_features.phase_line("compile", phases["compile_s"], samples)
     if cache_dir:  # a start that reused the cache wrote no engine into it
         now = {p: p.stat().st_mtime_ns for p in Path(cache_dir).rglob("*") if p.is_file()}
         phases["cache_files_written"] = sum(files.get(p) != t for p, t in now.items())
