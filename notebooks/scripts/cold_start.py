@@ -40,6 +40,15 @@ imported = time.perf_counter()
 if h.emulation():  # an emulated T4's limits hold in this process too (SERIES_EMULATE)
     h.gpu_features(torch.device("cuda"))
 shape = (int(batch), int(seq_len))
+
+
+def file_times(folder: str | None) -> dict:
+    """Each file under ``folder`` (none without one) and when it was last written."""
+    return (
+        {p: p.stat().st_mtime_ns for p in Path(folder).rglob("*") if p.is_file()} if folder else {}
+    )
+
+
 phases = {}  # what a mode times beyond the phases every mode has
 inputs = [torch.ones(shape, dtype=torch.int32, device="cuda")] * 2  # input_ids, attention_mask
 
@@ -54,7 +63,7 @@ elif mode == "rebuild":
     cache_dir = os.environ.get("ENGINE_CACHE_DIR")  # the cache's keywords, or none
     cache = trt_features.engine_cache_settings(torch_tensorrt, cache_dir) if cache_dir else {}
     model = h.load_model(model_name).model.half().cuda()
-    files = {p: p.stat().st_mtime_ns for p in Path(cache_dir or ".").rglob("*") if p.is_file()}
+    files = file_times(cache_dir)  # without a cache, nothing to walk
     compile_started = time.perf_counter()
     with h.quiet_tensorrt_logs(), sampled_phases(trt_features.PHASES) as samples:
         module = torch_tensorrt.compile(
@@ -76,8 +85,8 @@ elif mode == "rebuild":
     phases["compile_s"] = time.perf_counter() - compile_started
     phases["compile_phases"] = trt_features.phase_line("compile", phases["compile_s"], samples)
     if cache_dir:  # a start that reused the cache wrote no engine into it
-        now = {p: p.stat().st_mtime_ns for p in Path(cache_dir).rglob("*") if p.is_file()}
-        phases["cache_files_written"] = sum(files.get(p) != t for p, t in now.items())
+        written = file_times(cache_dir).items()
+        phases["cache_files_written"] = sum(files.get(p) != t for p, t in written)
 elif mode == "engine":
     trt = importlib.import_module(os.environ.get("TRT_MODULE", "tensorrt"))
     engine = trt.Runtime(trt.Logger(trt.Logger.ERROR)).deserialize_cuda_engine(
