@@ -258,6 +258,28 @@ def cache_verdict(written_s: float | None, reused_s: float | None, why_not: str 
     return f"does not hold here: reusing the cache took {1 / ratio:.2f}x longer"
 
 
+def cache_result(starts: list[dict], why_not: str = "") -> tuple[str, str]:
+    """This run's line and the verdict, from the two rebuilds labelled "rebuild, cache ..."."""
+    cached = {s["path"]: s for s in starts if s["path"].startswith("rebuild, cache")}
+    written = cached.get("rebuild, cache written", {})
+    reused = cached.get("rebuild, cache reused", {})
+    written_s, reused_s = written.get("compile_s"), reused.get("compile_s")
+    if not (written_s and reused_s):
+        return "compile_s: no pair of rebuilds with the cache ran", cache_verdict(
+            None, None, why_not
+        )
+    files = written.get("cache_files_written"), reused.get("cache_files_written")
+    line = (
+        f"compile_s: {written_s:.1f} s writing the cache, {reused_s:.1f} s reusing it"
+        f" (files written: {files[0]}, then {files[1]})"
+    )
+    if not (files[0] and files[1] == 0):  # a miss is not a reuse
+        why_not = (
+            why_not or f"the second start wrote {files[1]} files: it rebuilt instead of reusing"
+        )
+    return line, cache_verdict(written_s, reused_s, why_not)
+
+
 def refit_verdict(saved: float | None, line: str) -> str:
     """The documentation's refit claim against ``refit_line``'s share of build time saved."""
     if saved is None:  # rebuilt, not refitted, or nothing changed: the line says which

@@ -256,3 +256,37 @@ def test_a_build_is_split_by_the_phase_its_stack_was_in():
     line = tf.phase_line("refit", 3.0, Counter({"lowering": 0.2, "other": 0.1}))
     assert line == "refit 3.0 s: lowering 2.0 s, other 1.0 s"
     assert tf.phase_line("build", 0.004, Counter()) == "build 0.0 s: too short to sample"
+
+
+def cache_starts(written_s, reused_s, files=(3, 0)):
+    return [
+        {"path": "torch.compile", "to_first_output_s": 9.0},
+        {"path": "rebuild, cache written", "compile_s": written_s, "cache_files_written": files[0]},
+        {"path": "rebuild, cache reused", "compile_s": reused_s, "cache_files_written": files[1]},
+    ]
+
+
+def test_cache_result_reads_the_two_cached_rebuilds():
+    line, verdict = tf.cache_result(cache_starts(20.4, 31.5))
+    assert (
+        line == "compile_s: 20.4 s writing the cache, 31.5 s reusing it (files written: 3, then 0)"
+    )
+    assert verdict == "does not hold here: reusing the cache took 1.54x longer"
+    assert tf.cache_result(cache_starts(30.0, 10.0))[1].startswith("holds: ")
+
+
+def test_cache_result_calls_a_second_write_a_miss():
+    _, verdict = tf.cache_result(cache_starts(30.0, 10.0, files=(3, 3)))
+    assert (
+        verdict
+        == "not testable here: the second start wrote 3 files: it rebuilt instead of reusing"
+    )
+
+
+def test_cache_result_without_both_rebuilds():
+    failed = [{"path": "rebuild, cache written", "error": "rebuild failed: boom"}]
+    assert tf.cache_result(failed) == (
+        "compile_s: no pair of rebuilds with the cache ran",
+        "not judged: a start with the cache failed before its first output (table above)",
+    )
+    assert tf.cache_result([], "no GPU")[1] == "not testable here: no GPU"
