@@ -18,7 +18,7 @@ from pathlib import Path
 KINDS = {
     "setup: Python, torch, transformers, CUDA and the parameter check": r"h\.start_lesson\(",
     "fresh processes (07's cold starts, 10's torchrun)": (
-        r"subprocess|run_torchrun|tp_run\(|cold_start\("
+        r"subprocess|run_torchrun|tp_run\(|cold_start\(|start_row\("
     ),
     "modelopt's CUDA kernels, built by nvcc once per machine": r"nvcc",
     "TensorRT engines: builds, saves and loads": (
