@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 
 import torch
 
 import helpers as h
-from helpers import trt_features
+from helpers import cold_starts, trt_features
 from helpers.errors import SeriesError
 
 FEATURES = ("backend='tensorrt'", "engine cache", "refit", "shared_dims")
@@ -57,35 +54,15 @@ def check_backend(torch_tensorrt, model, inputs, reference) -> str:
     return f"first call {seconds:.1f} s, {error}; {line}"
 
 
-def cache_child(cache_dir: str, model_name: str, shape: tuple[int, int]) -> None:
-    """In a fresh process: compile with the engine cache, print the seconds as JSON."""
-    torch_tensorrt = h.import_torch_tensorrt()
-    model = h.load_model(model_name).model.half().cuda().eval()
-    settings = h.tensorrt_settings("fp16")
-    cache = trt_features.engine_cache_settings(torch_tensorrt, cache_dir)
-    spec = torch_tensorrt.Input(
-        min_shape=(1, shape[1]), opt_shape=shape, max_shape=shape, dtype=torch.int32
-    )
-    start = time.perf_counter()
-    with h.quiet_tensorrt_logs():
-        torch_tensorrt.compile(
-            model, ir="dynamo", inputs=[spec] * 2, min_block_size=1, **settings.kwargs, **cache
-        )
-    print(json.dumps({"compile_s": time.perf_counter() - start}))
-
-
 def check_engine_cache(torch_tensorrt, model_name: str, shape: tuple[int, int]) -> str:
-    """Two fresh processes share one cache folder: the first builds, the second may reuse."""
+    """Two fresh processes share one cache folder: the first builds, the second may reuse
+    (notebook 07d's rebuilds, through the same launcher)."""
     trt_features.engine_cache_settings(torch_tensorrt, "-")  # SkipStep before any process
     folder = tempfile.mkdtemp(prefix="engine-cache-")
-    command = [sys.executable, "-m", "helpers.tools.trt_features_check", "--cache-child", folder]
-    command += ["--model-name", model_name, "--shape", f"{shape[0]}x{shape[1]}"]
-    seconds = []
-    for _ in range(2):
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-        if done.returncode:
-            raise RuntimeError((done.stderr.strip().splitlines() or ["no message"])[-1][:200])
-        seconds.append(json.loads(done.stdout.strip().splitlines()[-1])["compile_s"])
+    workload, cache = (model_name, *shape), {"ENGINE_CACHE_DIR": folder}
+    seconds = [
+        cold_starts.cold_start("rebuild", "-", workload, **cache)["compile_s"] for _ in range(2)
+    ]
     files = sum(len(names) for _, _, names in os.walk(folder))
     return (
         f"compile in a fresh process: {seconds[0]:.1f} s writing the cache, {seconds[1]:.1f} s "
@@ -153,16 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model-name", default="roberta-base")
     parser.add_argument("--shape", default="16x32", help="batch x tokens, e.g. 16x32")
-    parser.add_argument("--cache-child", help=argparse.SUPPRESS)  # one engine-cache process
     args = parser.parse_args(argv)
     try:
         shape = tuple(int(n) for n in args.shape.lower().split("x"))
         assert len(shape) == 2 and min(shape) > 0
     except (ValueError, AssertionError):
         parser.exit(2, f"--shape {args.shape!r}: give batch x tokens, e.g. 16x32\n")
-    if args.cache_child:
-        cache_child(args.cache_child, args.model_name, shape)
-        return 0
     status = h.tensorrt_status()
     print(f"torch_tensorrt {status.version or 'not installed'} ({status.build or '-'} build)")
     print("\n".join(feature_lines(args.model_name, shape)))
