@@ -82,6 +82,7 @@ def test_a_fastest_tensorrt_path_close_to_the_next_is_a_tie():
     kw = dict(fastest="trt", best_trt="trt", best_trt_vs_fastest=1.0)
     tie = speedup(**kw, runner_up=("torch.compile", 1.014))[2]
     assert tie.verdict == "TensorRT ties torch.compile here (1.01x): within 1.1x"
+    assert tie.measured == "trt fastest; next, torch.compile, at 1.01x its time"
     clear = speedup(**kw, runner_up=("torch.compile", 1.3))[2]
     assert clear.verdict == "TensorRT is the fastest path here"
     assert speedup(**kw)[2].verdict == "TensorRT is the fastest path here"
