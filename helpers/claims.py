@@ -117,7 +117,7 @@ def baseline_line(this_ms: float, other_ms: float | None, limit: float = 1.3) ->
     if other_ms is None:
         return (
             f"eager fp32 {this_ms:.3f} ms here; not checked against notebook 01: no record of 01 "
-            "at this workload from the same series run (run both in one helpers.tools.series call)"
+            "at this workload from this series run yet (its passing run must come before this one)"
         )
     apart = max(this_ms, other_ms) / min(this_ms, other_ms)
     rule = "beyond" if baseline_moved(this_ms, other_ms, limit) else "within"

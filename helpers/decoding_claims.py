@@ -287,7 +287,7 @@ def title_claim(
         if generate_noisy
         else f"the compiled step ran {decode_x:.1f}x faster than generate in decode"
     )
-    verdict = f"{against_generate}; the memory roof caps any engine over it: {bounds}"
+    verdict = f"{against_generate}; the memory roof caps any engine at {bounds}"
     if eight_or_more and max(eight_or_more) < 4:
         verdict += "; 4x needs weights under 8 bits"
     return Verdict(TITLE, measured, verdict, quote=True)

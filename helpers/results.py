@@ -216,6 +216,11 @@ def gate_and_time(
         if drifted and retime:  # the series' noise rule: a drifting run is rerun, not read
             print(f"rounds drifted ({', '.join(drifted)}): every path is timed again")
             samples = _timed_rounds(runnable, inputs, iterations, rounds, max_seconds)
+            still = [
+                n for n, rs in samples.items() if round_spread(_medians(rs)) > ROUND_SPREAD_LIMIT
+            ]
+            if still:  # the lesson's noise rules (claims.unsteady_paths) read these rounds
+                print(f"still drifting after the retime: {', '.join(still)}")
     timer = "cuda events" if device.type == "cuda" else "perf_counter"
     for name, per_round_samples in samples.items():
         flat = [sample for round_samples in per_round_samples for sample in round_samples]

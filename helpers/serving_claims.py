@@ -74,7 +74,7 @@ def in_flight(
     if tpot_x > 1.1:
         verdict += f"; a running request's tokens came {tpot_x:.2f}x as far apart"
         if step_x <= 1.05:  # the step itself cost the same: the time went between steps
-            verdict += ", as newcomers' prefills ran between its steps"
+            verdict += ", with more time between its steps, where newcomers' prefills run"
     return Verdict(IN_FLIGHT, measured, verdict)
 
 
@@ -111,8 +111,8 @@ def parting(*, parted: int, requests: int, probe: dict) -> str:
         )
     if repeat == rows and moved < rows:
         return (
-            "the same call repeats bit for bit, but a moved request's logits changed: the "
-            "slot tips near-ties"
+            "the same call repeats bit for bit, but a moved request's logits changed: a "
+            "request's slot can tip near-ties"
         )
     if repeat < rows:
         return (

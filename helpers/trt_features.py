@@ -134,7 +134,7 @@ def check_shared_dims(torch_tensorrt) -> None:
         return
     raise SkipStep(
         f"torch_tensorrt {_version(torch_tensorrt)} has no Input(shared_dims=...): it arrived "
-        "in 2.13, and this version would ignore it; section 3's shared Dim does the same job"
+        "in 2.13, and this version would ignore it; section 4's shared Dim does the same job"
     )
 
 

@@ -123,12 +123,15 @@ def test_title_claim_noise_and_bounds():
     verdict = dc.title_claim(noisy=[], **args).verdict
     assert "1.4x (bf16), 2.9x (fp8) weights" in verdict
     assert "4x needs weights under 8 bits" in verdict and len(verdict.split()) <= 30
+    three = {"bf16": 1.9, "8-bit": 3.8, "4-bit": 7.6}  # 08's H100 run: 31 words before
+    long = dc.title_claim(noisy=[], **{**args, "decode_x": 6.9, "headroom": three}).verdict
+    assert long.endswith("4x needs weights under 8 bits") and len(long.split()) <= 30
     roomy = dc.title_claim(noisy=[], **{**args, "headroom": {"bf16": 2.4, "8-bit": 4.8}}).verdict
     assert "4x needs" not in roomy
     generate_only = dc.title_claim(noisy=[], generate_noisy=["batch 64 faster than 1"], **args)
     assert not generate_only.verdict.startswith(NOT_JUDGED)
     assert "6.0x is not judged" in generate_only.verdict
-    assert "caps any engine over it: 1.4x (bf16)" in generate_only.verdict
+    assert "caps any engine at 1.4x (bf16)" in generate_only.verdict
     both = dc.title_claim(noisy=["step"], generate_noisy=["generate"], **args).verdict
     assert both == f"{NOT_JUDGED}: step; generate"
 

@@ -5,6 +5,7 @@ import time
 import pytest
 import torch
 
+from helpers import claims
 from helpers.accuracy import check_accuracy, compare_outputs
 from helpers.errors import AccuracyError, SkipStep
 from helpers.records import load_records, output_path, project_root, save_record
@@ -239,3 +240,18 @@ def test_rounds_that_drift_are_timed_again_once(monkeypatch, capsys, retime):
     drifted = "timed again" in capsys.readouterr().out
     assert drifted == retime
     assert result.round_medians_ms == ([1.0, 1.05, 1.0] if retime else [1.0, 2.0, 1.0])
+
+
+def test_rounds_that_still_drift_after_the_retime_say_so(monkeypatch, capsys):
+    from helpers import results as results_module
+
+    medians = iter([9.0] + [1.0, 2.0, 1.0] + [1.5, 1.0, 1.0])  # 07d's eager FP32: 1.51x again
+    monkeypatch.setattr(
+        results_module, "time_calls", lambda fn, device, iterations, max_seconds: [next(medians)]
+    )
+    x = torch.ones(2, 2)
+    (result,) = gate_and_time(
+        {"eager fp32": torch.nn.Identity()}, [x], reference=x, warmup=0, retime=True
+    )
+    assert "still drifting after the retime: eager fp32" in capsys.readouterr().out
+    assert claims.unsteady_paths({result.name: result.round_medians_ms}) == ["eager fp32"]

@@ -19,7 +19,10 @@ def test_in_flight_branches():
     near_one = sc.in_flight(scheduling_x=0.95, **{**BASE, "limit_x": 1.02}).verdict
     assert "less than 10 %" in near_one  # within 10 % of a limit near 1 is not a delivery
     slower = sc.in_flight(scheduling_x=2.3, **{**BASE, "tpot_x": 1.5}).verdict
-    assert "1.50x as far apart, as newcomers' prefills ran between its steps" in slower
+    assert (
+        "1.50x as far apart, with more time between its steps, where newcomers' prefills run"
+        in slower
+    )
     dearer_step = sc.in_flight(scheduling_x=2.3, **{**BASE, "tpot_x": 1.5, "step_x": 1.2})
     assert dearer_step.verdict.endswith("1.50x as far apart")  # no cause it cannot show
     noisy = sc.in_flight(scheduling_x=2.6, **{**BASE, "pass_step_ms": (2.9, 2.0)})
@@ -55,7 +58,7 @@ PROBES = {
 def test_parting_says_only_what_the_probe_shows():
     said = {name: sc.parting(parted=3, requests=100, probe=p) for name, p in PROBES.items()}
     assert said["nondeterminism"].endswith("through the step's nondeterminism, not the slot")
-    assert said["slot"].endswith("the slot tips near-ties")
+    assert said["slot"].endswith("a request's slot can tip near-ties")
     assert "cannot tell" in said["both"]
     assert "does not show why" in said["neither"]
     same = sc.parting(parted=0, requests=12, probe=PROBES["slot"])

@@ -197,8 +197,9 @@ def test_lesson_helpers_stay_small():
     # (profiling.sampled_phases, trt_features.PHASES): the profile behind 07's and 07d's verdicts;
     # 5,485: each sample weighted by its time, the cache write and weight map as phases.
     # 5,570: the cold-start launcher moved out of 07 and 07d (cold_starts.py), and the cache
-    # verdict's line with it (trt_features.cache_result), when the cache moved to 07d.
-    assert lines <= 5570, f"helpers/ (without tools/) has {lines} lines"
+    # verdict's line with it (trt_features.cache_result), when the cache moved to 07d;
+    # 5,580: rounds still drifting after the retime are said (results.gate_and_time).
+    assert lines <= 5580, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(

@@ -104,7 +104,7 @@ elif mode == "engine":
     )
 
     def module(input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """One call of the engine on torch tensors (notebook 07 explains each line)."""
+        """One call of the engine on torch tensors (deep dive 07d explains each line)."""
         for name, tensor in (("input_ids", input_ids), ("attention_mask", attention_mask)):
             context.set_input_shape(name, tuple(tensor.shape))
             context.set_tensor_address(name, tensor.data_ptr())
