@@ -43,9 +43,8 @@ class GPUFeatures:
     cudnn_attention: bool  # cuDNN's SDPA kernels (8.0+)
     async_copy: bool  # cp.async, which pipelined Triton loads need (8.0+): fewer kernel configs
     emulating: str | None = None  # "t4" when a larger GPU plays a T4
-    pdl: bool = (
-        False  # programmatic dependent launch, a kernel starting in the last one's tail (9.0+)
-    )
+    # programmatic dependent launch, a kernel starting in the last one's tail (9.0+)
+    pdl: bool = False
 
     @property
     def gpu(self) -> bool:

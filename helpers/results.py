@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from helpers.accuracy import OutputDiff, check_accuracy, compare_outputs
-from helpers.claims import ROUND_SPREAD_LIMIT, round_spread
+from helpers.claims import unsteady_paths
 from helpers.errors import AccuracyError, SkipStep
 from helpers.gpu import emulated_speeds
 from helpers.timing import LatencyStats, synchronize, time_calls, time_cold_call
@@ -209,16 +209,12 @@ def gate_and_time(
             if not _check_settled(results[name], fn, **gates[name], when="after warm-up"):
                 del runnable[name]
         samples = _timed_rounds(runnable, inputs, iterations, rounds, max_seconds)
-        drifted = [
-            n for n, rs in samples.items() if round_spread(_medians(rs)) > ROUND_SPREAD_LIMIT
-        ]
+        drifted = unsteady_paths({n: _medians(rs) for n, rs in samples.items()})
         retime = device.type == "cuda" if retime is None else retime
         if drifted and retime:  # the series' noise rule: a drifting run is rerun, not read
             print(f"rounds drifted ({', '.join(drifted)}): every path is timed again")
             samples = _timed_rounds(runnable, inputs, iterations, rounds, max_seconds)
-            still = [
-                n for n, rs in samples.items() if round_spread(_medians(rs)) > ROUND_SPREAD_LIMIT
-            ]
+            still = unsteady_paths({n: _medians(rs) for n, rs in samples.items()})
             if still:  # the lesson's noise rules (claims.unsteady_paths) read these rounds
                 print(f"still drifting after the retime: {', '.join(still)}")
     timer = "cuda events" if device.type == "cuda" else "perf_counter"
