@@ -482,6 +482,7 @@ def test_a_run_its_own_rule_calls_noisy_is_kept_beside_and_never_published(proje
     nbformat.write(notebook, project / "notebooks" / "01_stub.ipynb")
     assert main(["--publish", "--only", "01"]) == 0  # a quiet rerun publishes
     assert not (project / "notebooks" / "01_stub.noisy.ipynb").exists()
+    assert not (run_records / "noisy" / "01-stub_roberta-base_b16_s32.json").exists()
 
 
 def test_a_noisy_emulated_run_leaves_the_committed_records_as_they_were(project):

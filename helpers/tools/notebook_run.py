@@ -197,6 +197,14 @@ def set_aside(records: Path, number: str, since: float, before: dict[Path, bytes
         path.write_bytes(data)
 
 
+def drop_set_aside(records: Path, number: str, since: float) -> None:
+    """An ok run's records replace a noisy run's set aside earlier, as ``settle`` drops its
+    notebook: a noisy record stays only while it is the latest run of its workload."""
+    for path in record_paths(records, number):
+        if path.stat().st_mtime >= since:
+            (records / "noisy" / path.name).unlink(missing_ok=True)
+
+
 def beside(target: Path, outcome: str) -> Path:
     """``NAME.running.ipynb``, ``NAME.failed.ipynb``, ... next to ``NAME.ipynb``."""
     return target.with_name(f"{target.stem}.{outcome}{target.suffix}")

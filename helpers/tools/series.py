@@ -41,6 +41,7 @@ from helpers.records import number_of, output_path, project_root, workload_tag
 from helpers.tools.gpu_peak import GpuMeter
 from helpers.tools.notebook_run import (
     beside,
+    drop_set_aside,
     execute,
     kernel_environment,
     latest,
@@ -446,6 +447,8 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
                 error = f"noisy by its own rule ({noise}): rerun it; the last good run stays"
                 outcome = "noisy"  # kept beside the good notebook, never published
                 set_aside(records, number, since, before)
+            elif not error:
+                drop_set_aside(records, number, since)
         except KeyboardInterrupt:  # papermill has shut its kernel down by now
             error, outcome = "KeyboardInterrupt: stopped with Ctrl-C", "interrupted"
         kept = settle(target, outcome)
