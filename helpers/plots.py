@@ -11,6 +11,7 @@ import numpy as np
 import seaborn as sns
 import torch
 
+from helpers.gpu import emulation_tag
 from helpers.results import PathResult
 
 #: One colour per family of paths, so that a reader can follow a family across figures.
@@ -22,6 +23,13 @@ def family(name: str) -> str:
     """The family a path's name belongs to (the last match wins: 'eager + cuda graph')."""
     found = [f for f in FAMILIES if f in name.lower()]
     return found[-1] if found else "other"
+
+
+def titled(title: str) -> str:
+    """The title with ' (EMULATED T4 limits)' on an emulated run, unless it already says so:
+    a figure saved alone must not pass for the emulated GPU's speeds."""
+    tag = emulation_tag()
+    return title if not tag or tag.strip() in title else title + tag
 
 
 def plot_latency(results: Sequence[PathResult], title: str, path: Path | None = None):
@@ -44,7 +52,7 @@ def plot_latency(results: Sequence[PathResult], title: str, path: Path | None = 
     ax.set_xlim(0, right * 1.35)
     ax.set_ylim(len(results) - 0.4, -0.6)  # first path on top, room under the last one
     ax.set_xlabel("latency per batch, ms (bar: median, whisker: p90)")
-    ax.set_title(textwrap.fill(title, 75), fontsize=9)
+    ax.set_title(textwrap.fill(titled(title), 75), fontsize=9)
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=100)
@@ -57,7 +65,7 @@ def plot_length_sweep(medians, batch_size: int, title: str, path: Path | None = 
     ax.set_xscale("log", base=2)
     ax.set_xlabel("sequence length (tokens of real text)")
     ax.set_ylabel(f"median latency per batch of {batch_size}, ms")
-    ax.set_title(textwrap.fill(title, 90), fontsize=9)
+    ax.set_title(textwrap.fill(titled(title), 90), fontsize=9)
     ax.figure.tight_layout()
     if path is not None:
         ax.figure.savefig(path, dpi=100)
@@ -77,7 +85,7 @@ def plot_abs_diff_kde(
         sns.kdeplot(x=values, ax=ax, label=label, log_scale=True, fill=True, alpha=0.3)
     ax.axvline(threshold, color="black", linestyle="--", label=f"threshold {threshold:g}")
     ax.set_xlabel("absolute difference from eager FP32, real tokens only (log scale)")
-    ax.set_title(textwrap.fill(title, 80), fontsize=9)
+    ax.set_title(textwrap.fill(titled(title), 80), fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     if path is not None:

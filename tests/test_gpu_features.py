@@ -130,6 +130,18 @@ def test_a_title_beside_a_device_name_carries_the_emulation(monkeypatch):
     assert gf.emulation_tag() == " (EMULATED T4 limits)"
 
 
+def test_an_emulated_run_titles_its_figures_once(monkeypatch):
+    from helpers.plots import plot_latency, titled
+
+    monkeypatch.delenv(gf.EMULATE_VARIABLE, raising=False)
+    assert titled("roberta-base, H100") == "roberta-base, H100"
+    monkeypatch.setenv(gf.EMULATE_VARIABLE, "t4")
+    assert titled("roberta-base, H100") == "roberta-base, H100 (EMULATED T4 limits)"
+    assert titled("H100 (EMULATED T4 limits), fp16") == "H100 (EMULATED T4 limits), fp16"
+    figure = plot_latency([], "roberta-base, H100")
+    assert "EMULATED T4" in figure.axes[0].get_title()
+
+
 def test_an_emulated_run_tags_each_printed_time_speed_or_ratio(monkeypatch):
     out = io.StringIO()
     tagged = gf.TaggedLines(out, " [emulated T4 limits]")
