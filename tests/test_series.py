@@ -298,8 +298,12 @@ def test_roofline_rows_scale_flops_with_the_batch_and_skip_untimed_points(tmp_pa
     rows = roofline_rows(record)  # 1 GFLOP per sequence (16 GFLOP at batch 16)
     assert [(r["batch"], round(r["tflops"], 6)) for r in rows] == [(1, 1.0), (4, 2.0)]
     assert rows[1]["pct_of_fp16_ceiling"] == 2.0
-    plot_roofline(record, tmp_path / "roofline.png")
+    figure = plot_roofline(record, tmp_path / "roofline.png")
     assert (tmp_path / "roofline.png").stat().st_size > 0
+    assert "EMULATED" not in figure.axes[0].get_title()
+    record["environment"]["emulated"] = "EMULATED: this run keeps to a T4's limits"
+    assert figure.axes[0].get_title() != plot_roofline(record).axes[0].get_title()
+    assert plot_roofline(record).axes[0].get_title().endswith("(EMULATED T4 limits)")
 
 
 def test_every_option_of_the_runner_has_help_text():

@@ -53,7 +53,8 @@ def plot_roofline(record: dict, path: Path | None = None):
     ax.set_ylabel("achieved TFLOP/s")
     ax.set_title(
         f"{p['model_name']} fp16, {env.get('device_name', '?')}, torch_tensorrt "
-        f"{env.get('torch_tensorrt')} ({env.get('tensorrt_build')} build)",
+        f"{env.get('torch_tensorrt')} ({env.get('tensorrt_build')} build)"
+        + (" (EMULATED T4 limits)" if env.get("emulated") else ""),  # the series emulates a T4
         fontsize=9,
     )
     ax.legend(fontsize=8, loc="lower right")
