@@ -12,6 +12,7 @@ from pathlib import Path
 from helpers.records import load_records, number_of, workload_tag
 from helpers.tools import roofline_plot
 from helpers.tools.notebook_run import latest, merge_entry
+from helpers.tools.png import shrink_png_file
 from helpers.tools.report import build_report, with_claims
 
 
@@ -58,6 +59,8 @@ def publish(root: Path, run_dir: Path, since: float, ran: dict) -> list[str]:
             if path.is_file() and path.stat().st_mtime >= since and number_of(path.name) in done:
                 (root / target).mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, root / target / path.name)
+                if path.suffix == ".png":  # committed: the repository must stay small
+                    shrink_png_file(root / target / path.name)
                 copied.append(f"{target}/{path.name}")
     records = load_records(root / "results" / "records")
     (root / "results").mkdir(exist_ok=True)

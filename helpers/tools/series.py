@@ -53,6 +53,7 @@ from helpers.tools.notebook_run import (
     set_aside,
     settle,
 )
+from helpers.tools.png import shrink_notebook_images
 from helpers.tools.run_summary import publish, write_summaries
 from helpers.trt_compat import tensorrt_status
 
@@ -454,6 +455,8 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
         kept = settle(target, outcome)
         if os.environ.get(EMULATE_VARIABLE) and kept.exists():
             lighten(kept)  # evidence kept in git: no images, no per-cell timings
+        elif args.publish and outcome == "ok":
+            shrink_notebook_images(kept)  # committed: the repository must stay small
         seconds = round(time.perf_counter() - start, 1)
         entry = dict(
             status=outcome,
