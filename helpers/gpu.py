@@ -106,9 +106,11 @@ def emulated_speeds() -> str:
     return f"this GPU's speeds under emulated {emulation().upper()} limits" if emulation() else ""
 
 
-def emulation_tag() -> str:
-    """' (EMULATED T4 limits)' on an emulated run, else '': for a title beside a device name."""
-    return f" (EMULATED {emulation().upper()} limits)" if emulation() else ""
+def emulation_tag(kind: str | None = None) -> str:
+    """' (EMULATED T4 limits)' on an emulated run (or for ``kind``, a record's), else '': for
+    a title beside a device name."""
+    kind = kind or emulation()
+    return f" (EMULATED {kind.upper()} limits)" if kind else ""
 
 
 #: A printed time ("5.4 ms", "6.1 µs", "15.7 s"), ratio ("1.36x"), rate ("tokens/s", "per

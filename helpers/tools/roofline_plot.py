@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from helpers.gpu import emulation_tag
 from helpers.records import load_records, number_of, workload_tag
 from helpers.roofline import achieved_tflops
 
@@ -54,7 +55,7 @@ def plot_roofline(record: dict, path: Path | None = None):
     ax.set_title(
         f"{p['model_name']} fp16, {env.get('device_name', '?')}, torch_tensorrt "
         f"{env.get('torch_tensorrt')} ({env.get('tensorrt_build')} build)"
-        + (" (EMULATED T4 limits)" if env.get("emulated") else ""),  # the series emulates a T4
+        + (emulation_tag("t4") if env.get("emulated") else ""),  # the record's, not this process's
         fontsize=9,
     )
     ax.legend(fontsize=8, loc="lower right")
