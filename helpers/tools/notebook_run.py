@@ -240,16 +240,19 @@ def latest(entry: dict) -> dict:
 
 
 def lighten(path: Path) -> None:
-    """Drop an executed notebook's images and papermill's per-cell timings, in place.
+    """Drop an executed notebook's images and timestamps, in place; keep each cell's seconds.
 
     An emulated run is evidence of what ran and what it printed, kept in git beside the
     published run; its figures show the larger GPU's speeds, and its images would
-    double the repository's size.
+    double the repository's size. Each cell's duration stays: it says where a T4's time goes.
     """
     notebook = json.loads(path.read_text())
     for cell in notebook["cells"]:
-        cell.get("metadata", {}).pop("papermill", None)
-        cell.get("metadata", {}).pop("execution", None)
+        meta = cell.get("metadata", {})
+        duration = meta.pop("papermill", {}).get("duration")
+        meta.pop("execution", None)
+        if duration is not None:
+            meta["papermill"] = {"duration": round(duration, 1)}
         for output in cell.get("outputs", []):
             for kind in [k for k in output.get("data", {}) if k.startswith("image/")]:
                 del output["data"][kind]

@@ -454,7 +454,7 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
             error, outcome = "KeyboardInterrupt: stopped with Ctrl-C", "interrupted"
         kept = settle(target, outcome)
         if os.environ.get(EMULATE_VARIABLE) and kept.exists():
-            lighten(kept)  # evidence kept in git: no images, no per-cell timings
+            lighten(kept)  # evidence kept in git: no images or timestamps; cell seconds kept
         elif args.publish and outcome == "ok":
             shrink_notebook_images(kept)  # committed: the repository must stay small
         seconds = round(time.perf_counter() - start, 1)
