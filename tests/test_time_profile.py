@@ -40,4 +40,19 @@ def test_the_table_sums_lessons_and_names_where_each_kind_ran(tmp_path):
         nbformat.write(nbformat.from_dict(notebook), tmp_path / f"{number}_x.ipynb")
     table = tp.profile_table(sorted(tmp_path.glob("*.ipynb")))
     assert "| TensorRT engines: builds, saves and loads | 40 | 91 % | 02 (30), 03 (10) |" in table
-    assert "| **the core lessons** | **44** | 100 % | 2 lessons |" in table
+    assert "| **the core lessons** | **44** | 100 % | 2 notebooks |" in table
+    assert "nvcc" not in table  # a kind no notebook here does has no row
+
+
+def test_the_deep_dives_table_names_07ds_export_and_refit_apart_from_the_rest(tmp_path):
+    cells = [
+        ("torch.onnx.export(model, args, path, dynamo=True)", 27.0),
+        ("mutable = torch_tensorrt.MutableTorchTensorRTModule(model)\nengine = build(x)", 67.0),
+        ("rows = cold_starts.start_row(label)", 170.0),
+    ]
+    notebook = executed(cells, total=270.0)
+    nbformat.write(nbformat.from_dict(notebook), tmp_path / "07d_onnx_engine.ipynb")
+    table = tp.profile_table(sorted(tmp_path.glob("*.ipynb")), "the deep dives")
+    assert "| ONNX export (07d) | 27 | 10 % | 07d (27) |" in table
+    assert "| a refit: new weights into a built engine (07d) | 67 | 25 % | 07d (67) |" in table
+    assert "| **the deep dives** | **270** | 100 % | 1 notebook |" in table

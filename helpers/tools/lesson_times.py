@@ -26,6 +26,7 @@ HOST_FACTOR = 2.0
 LESSON_LIMIT_S = 600.0
 MARKERS = ("<!-- lesson-times:start -->", "<!-- lesson-times:end -->")
 PROFILE_MARKERS = ("<!-- time-profile:start -->", "<!-- time-profile:end -->")
+DEEP_MARKERS = ("<!-- deep-dive-profile:start -->", "<!-- deep-dive-profile:end -->")
 
 
 def t4_estimate_s(seconds: float, busy_share: float) -> float:
@@ -114,6 +115,8 @@ def main() -> None:
     write_table(readme, times_table(published, emulated, gpus, emulated_gpus))
     core = sorted((root / "notebooks").glob("[01][0-9]_*.ipynb"))  # the published core lessons
     write_table(readme, profile_table(core), PROFILE_MARKERS)
+    deep = sorted((root / "notebooks" / "deep-dives").glob("[01][0-9]d_*.ipynb"))
+    write_table(readme, profile_table(deep, "the deep dives"), DEEP_MARKERS)
     print(f"wrote the lesson times into {root / 'notebooks' / 'README.md'}")
 
 

@@ -17,10 +17,12 @@ from pathlib import Path
 #: Kinds of work, each with the source pattern that marks its cells; the first match wins.
 KINDS = {
     "setup: Python, torch, transformers, CUDA and the parameter check": r"h\.start_lesson\(",
-    "fresh processes (07's cold starts, 10's torchrun)": (
+    "fresh processes (cold starts, torchrun, 02d's hang check)": (
         r"subprocess|run_torchrun|tp_run\(|cold_start\(|start_row\("
     ),
     "modelopt's CUDA kernels, built by nvcc once per machine": r"nvcc",
+    "ONNX export (07d)": r"torch\.onnx\.export\(",
+    "a refit: new weights into a built engine (07d)": r"MutableTorchTensorRTModule\(",
     "TensorRT engines: builds, saves and loads": (
         r"torch_tensorrt\.(dynamo\.)?(compile|save|load)\(|compile_fp32\(|build_engine\(|\bbuild\("
     ),
@@ -49,20 +51,25 @@ def profile(notebook: dict) -> dict[str, float]:
     return seconds
 
 
-def profile_table(notebooks: list[Path]) -> str:
+def profile_table(notebooks: list[Path], label: str = "the core lessons") -> str:
     """One row per kind of work: its seconds over ``notebooks``, its share, and where."""
-    per_notebook = {path.name[:2]: profile(json.loads(path.read_text())) for path in notebooks}
+    per_notebook = {
+        path.name.split("_")[0]: profile(json.loads(path.read_text())) for path in notebooks
+    }
     total = sum(sum(p.values()) for p in per_notebook.values())
     lines = [
-        "| where the time went | seconds | share | lessons (seconds) |",
+        "| where the time went | seconds | share | notebooks (seconds) |",
         "| --- | --- | --- | --- |",
     ]
     for kind in [*KINDS, REST, OUTSIDE]:
         spent = sum(p[kind] for p in per_notebook.values())
+        if not spent:  # a kind none of these notebooks does
+            continue
         where = ", ".join(f"{n} ({p[kind]:.0f})" for n, p in per_notebook.items() if p[kind] >= 1)
         share = 100 * spent / total if total else 0.0
         lines.append(f"| {kind} | {spent:.0f} | {share:.0f} % | {where or '-'} |")
     lines.append(
-        f"| **the core lessons** | **{total:.0f}** | 100 % | {len(per_notebook)} lessons |"
+        f"| **{label}** | **{total:.0f}** | 100 % | {len(per_notebook)} "
+        f"notebook{'s' * (len(per_notebook) != 1)} |"
     )
     return "\n".join(lines)
