@@ -42,3 +42,19 @@ def test_a_flat_reading_is_its_own_peak(gib):
     with GpuMeter(lambda: (1024 * gib, 0.0), interval_s=0.01) as meter:
         time.sleep(0.03)
     assert meter.peak_gib == 0.0 and meter.busy_share == 0.0
+
+
+def test_the_sm_clock_is_read_only_while_a_kernel_runs():
+    readings = iter([(1024.0, 0.0, 345.0), (2048.0, 40.0, 1200.0), (2048.0, 90.0, 1980.0)])
+    last = [(1024.0, 0.0, 345.0)]
+
+    def read():
+        last[0] = next(readings, last[0])
+        return last[0]
+
+    with GpuMeter(read, interval_s=0.01) as meter:
+        time.sleep(0.1)
+    assert meter.busy_clock_mhz == (1200.0, 1980.0)  # the idle 345 MHz is left out
+    with GpuMeter(lambda: (1024.0, 50.0), interval_s=0.01) as meter:  # no clock to read
+        time.sleep(0.03)
+    assert meter.busy_clock_mhz is None

@@ -14,12 +14,12 @@ import subprocess
 import threading
 from collections.abc import Callable
 
-#: A reader returns (used MiB, busy percent) of one GPU.
-Reader = Callable[[], tuple[float, float]]
+#: A reader returns (used MiB, busy percent) of one GPU, and may add its SM clock (MHz).
+Reader = Callable[[], tuple[float, ...]]
 
 
 def nvml_reader(index: int = 0) -> Reader | None:
-    """A function returning GPU ``index``'s (used MiB, busy %), or None without a GPU."""
+    """A function returning GPU ``index``'s (used MiB, busy %, SM MHz), or None without a GPU."""
     try:
         import pynvml
 
@@ -28,16 +28,16 @@ def nvml_reader(index: int = 0) -> Reader | None:
         return lambda: (
             pynvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20,
             float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu),
+            float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
         )
     except Exception:  # no bindings, no driver: try the command line
         pass
-    query = "--query-gpu=memory.used,utilization.gpu"
+    query = "--query-gpu=memory.used,utilization.gpu,clocks.sm"
     command = ["nvidia-smi", f"--id={index}", query, "--format=csv,noheader,nounits"]
 
-    def from_smi() -> tuple[float, float]:
+    def from_smi() -> tuple[float, ...]:
         out = subprocess.run(command, capture_output=True, text=True, timeout=10).stdout
-        used, busy = out.split(",")[:2]
-        return float(used), float(busy)
+        return tuple(float(value) for value in out.split(",")[:3])
 
     try:
         from_smi()
@@ -50,6 +50,8 @@ class GpuMeter:
     """``with GpuMeter() as meter: ...``; then ``meter.peak_gib`` and ``meter.busy_share``.
 
     ``peak_gib`` is the most memory used above the start; both are None without a GPU.
+    ``busy_clock_mhz``: the SM clock's (lowest, median) while a kernel ran, where the reader
+    gives it: a clock that stays low under light work would slow eager rows (02's noise).
     """
 
     def __init__(self, read: Reader | None | str = "nvml", interval_s: float = 0.2):
@@ -57,9 +59,11 @@ class GpuMeter:
         self.interval_s = interval_s
         self.peak_gib: float | None = None
         self.busy_share: float | None = None
+        self.busy_clock_mhz: tuple[float, float] | None = None
         self._stop = threading.Event()
         self._start = self._most = 0.0
         self._busy: list[float] = []
+        self._clocks: list[float] = []
 
     def _poll(self) -> None:
         while not self._stop.wait(self.interval_s):
@@ -67,11 +71,13 @@ class GpuMeter:
 
     def _sample(self) -> None:
         try:
-            used, busy = self.read()
+            used, busy, *clock = self.read()
         except Exception:  # a missed sample is not worth a failed run
             return
         self._most = max(self._most, used)
         self._busy.append(busy)
+        if clock and busy > 0:
+            self._clocks.append(clock[0])
 
     def __enter__(self) -> GpuMeter:
         try:
@@ -91,3 +97,5 @@ class GpuMeter:
         self._sample()
         self.peak_gib = round((self._most - self._start) / 1024, 2)
         self.busy_share = round(statistics.fmean(self._busy) / 100, 3) if self._busy else None
+        if self._clocks:
+            self.busy_clock_mhz = (min(self._clocks), statistics.median(self._clocks))

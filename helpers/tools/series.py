@@ -467,6 +467,7 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
             notebook=str(kept.relative_to(root) if kept.is_relative_to(root) else kept),
             peak_gpu_gib=gpu.peak_gib,
             gpu_busy_share=gpu.busy_share,
+            busy_clock_mhz=gpu.busy_clock_mhz,
             emulated=os.environ.get(EMULATE_VARIABLE),
         )
         status[key] = merge_entry(status.get(key), entry)
