@@ -92,7 +92,11 @@ def recorded(tmp_path, monkeypatch):
 
     monkeypatch.setattr(series, "execute", execute)
     monkeypatch.setattr(series, "publish_refusal", lambda: None)  # as on the GPU machine
-    return ran
+    monkeypatch.setattr(series, "shrink_notebook_images", lambda path: None)  # real notebooks
+    before = {p: p.stat().st_mtime_ns for p in (ROOT / "notebooks").rglob("*.ipynb")}
+    yield ran
+    after = {p: p.stat().st_mtime_ns for p in (ROOT / "notebooks").rglob("*.ipynb")}
+    assert after == before, "a recorded run wrote into the real notebooks"
 
 
 #: README commands that run elsewhere, and where.
