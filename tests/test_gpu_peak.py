@@ -58,3 +58,15 @@ def test_the_sm_clock_is_read_only_while_a_kernel_runs():
     with GpuMeter(lambda: (1024.0, 50.0), interval_s=0.01) as meter:  # no clock to read
         time.sleep(0.03)
     assert meter.busy_clock_mhz is None
+
+
+def test_nvidia_smi_without_a_clock_still_gives_memory_and_busy(monkeypatch):
+    import subprocess
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML bindings: the command line
+    answer = subprocess.CompletedProcess([], 0, stdout="1024, 50, [N/A]\n", stderr="")
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: answer)
+    assert nvml_reader()() == (1024.0, 50.0)
+    answer.stdout = "2048, 90, 1980\n"
+    assert nvml_reader()() == (2048.0, 90.0, 1980.0)

@@ -56,3 +56,11 @@ def test_the_deep_dives_table_names_07ds_export_and_refit_apart_from_the_rest(tm
     assert "| ONNX export (07d) | 27 | 10 % | 07d (27) |" in table
     assert "| a refit: new weights into a built engine (07d) | 67 | 25 % | 07d (67) |" in table
     assert "| **the deep dives** | **270** | 100 % | 1 notebook |" in table
+
+
+def test_the_profile_reads_the_lessons_not_the_runners_copies_beside_them(tmp_path):
+    from helpers.tools.lesson_times import published_notebooks
+
+    for name in ("08d_weight_only", "08d_weight_only.noisy", "08d_weight_only.running", "x"):
+        (tmp_path / f"{name}.ipynb").write_text("{}")
+    assert [p.name for p in published_notebooks(tmp_path)] == ["08d_weight_only.ipynb"]

@@ -25,11 +25,20 @@ def nvml_reader(index: int = 0) -> Reader | None:
 
         pynvml.nvmlInit()
         handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-        return lambda: (
-            pynvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20,
-            float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu),
-            float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
-        )
+
+        def from_nvml() -> tuple[float, ...]:
+            used = pynvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20
+            busy = float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+            try:  # a clock some GPUs (vGPU, MIG) do not report: memory and busy still count
+                return (
+                    used,
+                    busy,
+                    float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+                )
+            except pynvml.NVMLError:
+                return used, busy
+
+        return from_nvml
     except Exception:  # no bindings, no driver: try the command line
         pass
     query = "--query-gpu=memory.used,utilization.gpu,clocks.sm"
@@ -37,7 +46,11 @@ def nvml_reader(index: int = 0) -> Reader | None:
 
     def from_smi() -> tuple[float, ...]:
         out = subprocess.run(command, capture_output=True, text=True, timeout=10).stdout
-        return tuple(float(value) for value in out.split(",")[:3])
+        used, busy, *clock = out.split(",")[:3]
+        try:  # "[N/A]" where the GPU does not report its clock
+            return float(used), float(busy), float(clock[0])
+        except (ValueError, IndexError):
+            return float(used), float(busy)
 
     try:
         from_smi()
@@ -50,8 +63,9 @@ class GpuMeter:
     """``with GpuMeter() as meter: ...``; then ``meter.peak_gib`` and ``meter.busy_share``.
 
     ``peak_gib`` is the most memory used above the start; both are None without a GPU.
-    ``busy_clock_mhz``: the SM clock's (lowest, median) while a kernel ran, where the reader
-    gives it: a clock that stays low under light work would slow eager rows (02's noise).
+    ``busy_clock_mhz``: the SM clock's (lowest, median) over samples whose window had a kernel
+    running, where the reader gives it (read at one instant, so the lowest may catch a gap):
+    a clock that stays low under light work would slow eager rows (02's noise).
     """
 
     def __init__(self, read: Reader | None | str = "nvml", interval_s: float = 0.2):

@@ -104,6 +104,11 @@ def write_table(readme: Path, table: str, markers: tuple[str, str] = MARKERS) ->
     readme.write_text(pattern.sub(lambda _: f"{start}\n{table}\n{end}", text))
 
 
+def published_notebooks(folder: Path) -> list[Path]:
+    """The lessons in ``folder``, not the runner's .noisy/.failed/.running copies beside them."""
+    return [p for p in sorted(folder.glob("[01][0-9]*_*.ipynb")) if "." not in p.stem]
+
+
 def main() -> None:
     root = project_root()
     published = json.loads((root / "results" / "run-status.json").read_text())
@@ -113,9 +118,8 @@ def main() -> None:
     gpus = gpu_names(root / "results" / "records")
     emulated_gpus = gpu_names(emulated_path.parent / "records")
     write_table(readme, times_table(published, emulated, gpus, emulated_gpus))
-    core = sorted((root / "notebooks").glob("[01][0-9]_*.ipynb"))  # the published core lessons
-    write_table(readme, profile_table(core), PROFILE_MARKERS)
-    deep = sorted((root / "notebooks" / "deep-dives").glob("[01][0-9]d_*.ipynb"))
+    write_table(readme, profile_table(published_notebooks(root / "notebooks")), PROFILE_MARKERS)
+    deep = published_notebooks(root / "notebooks" / "deep-dives")
     write_table(readme, profile_table(deep, "the deep dives"), DEEP_MARKERS)
     print(f"wrote the lesson times into {root / 'notebooks' / 'README.md'}")
 
