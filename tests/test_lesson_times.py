@@ -34,7 +34,7 @@ def test_rows_use_default_runs_and_mark_lessons_over_ten_minutes():
         "10_tensor_parallel_Llama-3.1-8B_b1_s128": entry(225.0, busy=0.0, peak=0.0),
     }
     table = lt.times_table(published, emulated, {"08": "H200"}, {"08": "H100"})
-    assert "| 08 | 484 s (H200) | 396 s (H100) | 7 % | 11.7 | 19 min (over 10 min) |" in table
+    assert "| 08 | 484 s (H200) | 396 s (H100) | 7 % | 11.7 | 19.2 min (over 10 min) |" in table
     assert "| 06 | 265 s | not run yet |" in table
     assert "| 10 | not run | 225 s | none: CPU processes | 0.0 | 8 min |" in table
 

@@ -88,7 +88,8 @@ def times_table(
             if not share and not emu["peak_gpu_gib"]:
                 busy = "none: CPU processes"  # 10 with one GPU runs its mechanics on CPUs
             peak = f"{emu['peak_gpu_gib']:.1f}"
-            estimate = f"{estimate_s / 60:.0f} min{over}"
+            minutes = f"{estimate_s / 60:.1f}" if over else f"{estimate_s / 60:.0f}"  # 10.3, not 10
+            estimate = f"{minutes} min{over}"
         h200_s = with_gpu(mine["seconds"], gpus.get(number)) if mine else "not run"
         lines.append(f"| {number} | {h200_s} | {emu_s} | {busy} | {peak} | {estimate} |")
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from pathlib import Path
 #: Kinds of work, each with the source pattern that marks its cells; the first match wins.
 KINDS = {
     "setup: Python, torch, transformers, CUDA and the parameter check": r"h\.start_lesson\(",
-    "fresh processes (cold starts, torchrun, 02d's hang check)": (
+    "fresh processes (cold starts, torchrun, a hang check)": (
         r"subprocess|run_torchrun|tp_run\(|cold_start\(|start_row\("
     ),
     "modelopt's CUDA kernels, built by nvcc once per machine": r"nvcc",
