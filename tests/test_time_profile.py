@@ -59,8 +59,11 @@ def test_the_deep_dives_table_names_07ds_export_and_refit_apart_from_the_rest(tm
 
 
 def test_the_profile_reads_the_lessons_not_the_runners_copies_beside_them(tmp_path):
-    from helpers.tools.lesson_times import published_notebooks
+    from helpers.tools.lesson_times import notebooks  # the list lesson_times profiles
 
+    deep = tmp_path / "notebooks" / "deep-dives"
+    deep.mkdir(parents=True)
     for name in ("08d_weight_only", "08d_weight_only.noisy", "08d_weight_only.running", "x"):
-        (tmp_path / f"{name}.ipynb").write_text("{}")
-    assert [p.name for p in published_notebooks(tmp_path)] == ["08d_weight_only.ipynb"]
+        (deep / f"{name}.ipynb").write_text("{}")
+    found = notebooks(tmp_path, only="deep-dives")
+    assert [p.name for p in found] == ["08d_weight_only.ipynb"]

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from helpers.records import number_of, project_root
+from helpers.tools.series import notebooks
 from helpers.tools.time_profile import profile_table
 
 #: The dense FP16 tensor rate of an H200 or H100 over a T4's (989 / 65 TFLOP/s), and the
@@ -105,11 +106,6 @@ def write_table(readme: Path, table: str, markers: tuple[str, str] = MARKERS) ->
     readme.write_text(pattern.sub(lambda _: f"{start}\n{table}\n{end}", text))
 
 
-def published_notebooks(folder: Path) -> list[Path]:
-    """The lessons in ``folder``, not the runner's .noisy/.failed/.running copies beside them."""
-    return [p for p in sorted(folder.glob("[01][0-9]*_*.ipynb")) if "." not in p.stem]
-
-
 def main() -> None:
     root = project_root()
     published = json.loads((root / "results" / "run-status.json").read_text())
@@ -119,8 +115,9 @@ def main() -> None:
     gpus = gpu_names(root / "results" / "records")
     emulated_gpus = gpu_names(emulated_path.parent / "records")
     write_table(readme, times_table(published, emulated, gpus, emulated_gpus))
-    write_table(readme, profile_table(published_notebooks(root / "notebooks")), PROFILE_MARKERS)
-    deep = published_notebooks(root / "notebooks" / "deep-dives")
+    # the runner's own list: the lessons, not the .noisy/.running copies beside them
+    write_table(readme, profile_table(notebooks(root, only="core")), PROFILE_MARKERS)
+    deep = notebooks(root, only="deep-dives")
     write_table(readme, profile_table(deep, "the deep dives"), DEEP_MARKERS)
     print(f"wrote the lesson times into {root / 'notebooks' / 'README.md'}")
 
