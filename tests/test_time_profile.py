@@ -67,3 +67,14 @@ def test_the_profile_reads_the_lessons_not_the_runners_copies_beside_them(tmp_pa
         (deep / f"{name}.ipynb").write_text("{}")
     found = notebooks(tmp_path, only="deep-dives")
     assert [p.name for p in found] == ["08d_weight_only.ipynb"]
+
+
+def test_modelopts_build_is_the_call_that_builds_not_a_cell_that_names_nvcc():
+    builds = [
+        "kernels = extensions.get_cuda_ext()  # nvcc compiles them once per machine",
+        "builds = [extensions.get_cuda_ext] + ([extensions.get_cuda_ext_fp8] if fp8 else [])",
+    ]
+    for source in builds:
+        assert tp.kind_of(source) == "modelopt's CUDA kernels, built by nvcc once per machine"
+    skipped = "# built by nvcc at first use\nextensions.get_cuda_ext.extension = None"
+    assert tp.kind_of(f"{skipped}\nquantized = mtq.quantize(model, config, loop)") == tp.REST
