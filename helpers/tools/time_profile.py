@@ -20,7 +20,7 @@ KINDS = {
     "fresh processes (cold starts, torchrun, a hang check)": (
         r"subprocess|run_torchrun|tp_run\(|cold_start\(|start_row\("
     ),
-    # a call that builds them (06d's list of builders, 06's old get_cuda_ext()), not the word:
+    # a call that builds them (get_cuda_ext(), or 06d's list of builders), not the word:
     # a cell that only names nvcc, or sets the cached extension to None, builds nothing
     "modelopt's CUDA kernels, built by nvcc once per machine": r"get_cuda_ext(_fp8)?(\(\)|\])",
     "ONNX export (07d)": r"torch\.onnx\.export\(",
