@@ -177,3 +177,19 @@ def test_only_an_emulated_lesson_tags_its_output_and_only_once(monkeypatch):
     assert not isinstance(sys.stdout.stream, gf.TaggedLines)
     print("eager fp16 2.4 ms")
     assert sys.stdout.stream.getvalue() == "eager fp16 2.4 ms  [emulated T4 limits]\n"
+
+
+def test_no_notebook_or_script_checks_the_gpu_itself():
+    """Every capability choice reads helpers.gpu, so that an emulated T4 is a T4 everywhere."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).parents[1] / "notebooks"
+    checks = ("get_device_capability", "is_bf16_supported", "get_device_properties")
+    for path in [*root.rglob("*.ipynb"), *root.rglob("*.py")]:
+        if path.suffix == ".ipynb":
+            cells = json.loads(path.read_text())["cells"]
+            code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        else:
+            code = path.read_text()
+        assert not [c for c in checks if c in code], path
