@@ -146,7 +146,9 @@ def measure(generate, prefill, batch: int, tokens: int, *, device, warmup: int,
         while len(totals) < iterations and (not totals or time.perf_counter() < deadline):
             prefills.append(time_cold_call(lambda: prefill(batch), device))
             totals.append(time_cold_call(lambda: generate(batch, tokens), device))
-    per_token_s = (statistics.median(totals) - statistics.median(prefills)) / (tokens - 1)
+    gap_s = statistics.median(totals) - statistics.median(prefills)
+    # a prefill timed as long as the whole run leaves no readable step time: NaN, never negative
+    per_token_s = gap_s / (tokens - 1) if gap_s > 0 else float("nan")
     return {
         "batch": batch,
         "n": len(totals),

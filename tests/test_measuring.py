@@ -255,3 +255,22 @@ def test_rounds_that_still_drift_after_the_retime_say_so(monkeypatch, capsys):
     )
     assert "still drifting after the retime: eager fp32" in capsys.readouterr().out
     assert claims.unsteady_paths({result.name: result.round_medians_ms}) == ["eager fp32"]
+
+
+def test_a_prefill_timed_longer_than_the_run_gives_no_step_time_rather_than_a_negative_one():
+    import math
+
+    from helpers import decoding
+
+    row = decoding.measure(
+        lambda batch, tokens: None,  # the whole run, timed shorter than its own prefill
+        lambda batch: time.sleep(0.01),
+        batch=1,
+        tokens=8,
+        device=torch.device("cpu"),
+        warmup=0,
+        iterations=3,
+        max_seconds=1.0,
+    )
+    assert math.isnan(row["ms_per_token"]) and math.isnan(row["decode_tokens_per_s"])
+    assert row["prefill_ms"] > 0 and row["n"] == 3
