@@ -108,8 +108,9 @@ def bandwidth_share(*, eager_pct: float | None, best_pct: float | None, best_nam
         verdict = f"PyTorch itself reaches {best_pct:.1f} % once the host is out of the way; {raw}"
     else:
         verdict = f"{raw}, and {best_name} {_place(best_pct)} it at {best_pct:.1f} %"
+    # emulated: the short tag, so that both branches stay within 30 words
     verdict += (
-        f" ({EMULATED_STEP})" if emulation() else " (shares of the copy bandwidth measured here)"
+        " (T4 limits emulated)" if emulation() else " (shares of the copy bandwidth measured here)"
     )
     need = 18 * PARAMS_70B * 2 / 1e12
     measured += (
