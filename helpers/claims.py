@@ -615,8 +615,8 @@ def accumulation_cause(*, ratio: float, acc_ratio: float, identical: bool) -> st
     """What use_fp32_acc=True says about the engine's error against eager FP16's."""
     if identical:
         return (
-            "its output is bit for bit the plain engine's, so the setting did not change the "
-            "engine on this build and this run cannot tell whether accumulation causes the gap"
+            "its output is bit for bit the plain engine's: the setting changed nothing in this "
+            "output, and this run cannot tell whether accumulation causes the gap"
         )
     if acc_ratio < 0.5 * ratio + 0.5:
         return "FP16 accumulation explains most of the gap"

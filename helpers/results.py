@@ -216,7 +216,7 @@ def gate_and_time(
             samples = _timed_rounds(runnable, inputs, iterations, rounds, max_seconds)
             still = unsteady_paths({n: _medians(rs) for n, rs in samples.items()})
             if still:  # the lesson's noise rules (claims.unsteady_paths) read these rounds
-                print(f"still drifting after the retime: {', '.join(still)}")
+                print(f"rounds still apart after the retime: {', '.join(still)}")
     timer = "cuda events" if device.type == "cuda" else "perf_counter"
     for name, per_round_samples in samples.items():
         flat = [sample for round_samples in per_round_samples for sample in round_samples]

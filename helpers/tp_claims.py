@@ -36,9 +36,10 @@ def four_h100_roofline() -> Verdict:
     split = 4 * H100_TB_S * 1e12 / PARAMS_70B  # tokens/s: each GPU reads a quarter
     gathered = H100_TB_S * 1e12 / PARAMS_70B  # every GPU reads all the weights
     regathered = NVLINK_GB_S * 1e9 / (3 / 4 * PARAMS_70B)  # every GPU receives 3/4 of them
+    nvlink = f"NVLink {2 * NVLINK_GB_S:.0f} GB/s, both directions together"
     measured = (
         f"arithmetic, not measured: at one pass over {PARAMS_70B / 1e9:.1f} GB of weights per "
-        "token, four H100s allow at "
+        f"token, four H100s (NVIDIA's published {H100_TB_S} TB/s each; {nvlink}) allow at "
         f"most {split:.0f} tokens/s with the weights split; {gathered:.0f} with every GPU reading "
         f"all of them; {regathered:.1f} if FSDP gathers every layer over NVLink for every token; "
         f"PyTorch's 70 is {100 * 70 / split:.0f}% of the split bound (speculative decoding, which "

@@ -195,7 +195,8 @@ def settings_for(
         why += "; attn_bias_is_causal must be False for an encoder's padding mask"
     if static_shape and rtx and "decompose_attention" in names:
         kwargs["decompose_attention"] = True
-        why += "; decompose_attention=True: the attention layer hangs at a static shape on RTX"
+        why += "; decompose_attention=True: avoids RTX's attention layer at a static shape "
+        why += "(02d checks it)"
     return TensorRTSettings(cast_model_to=cast, kwargs=kwargs, why=why, dtype=dtype)
 
 

@@ -601,7 +601,9 @@ def test_the_fp16_share_is_judged_on_trained_weights_only():
 
 
 def test_the_accumulation_cause_branches():
-    assert "bit for bit" in claims.accumulation_cause(ratio=3, acc_ratio=3, identical=True)
+    same = claims.accumulation_cause(ratio=3, acc_ratio=3, identical=True)
+    assert "bit for bit" in same and "changed nothing in this output" in same
+    assert "did not change the engine" not in same  # an identical output does not show that
     assert "explains most" in claims.accumulation_cause(ratio=3, acc_ratio=1.2, identical=False)
     assert "not the main cause" in claims.accumulation_cause(
         ratio=3, acc_ratio=2.9, identical=False

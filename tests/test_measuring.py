@@ -253,7 +253,7 @@ def test_rounds_that_still_drift_after_the_retime_say_so(monkeypatch, capsys):
     (result,) = gate_and_time(
         {"eager fp32": torch.nn.Identity()}, [x], reference=x, warmup=0, retime=True
     )
-    assert "still drifting after the retime: eager fp32" in capsys.readouterr().out
+    assert "rounds still apart after the retime: eager fp32" in capsys.readouterr().out
     assert claims.unsteady_paths({result.name: result.round_medians_ms}) == ["eager fp32"]
 
 

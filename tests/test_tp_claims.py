@@ -15,6 +15,7 @@ def test_change_reads_both_ways():
 def test_the_four_h100_numbers_against_the_roofline():
     verdict = tp_claims.four_h100_roofline()
     assert "at most 190 tokens/s with the weights split" in verdict.measured
+    assert "published 3.35 TB/s each; NVLink 900 GB/s" in verdict.measured  # 10's markdown cites it
     assert "70 is 37% of the split bound" in verdict.measured
     assert "280 tokens/s needs 1.5x" in verdict.verdict and "not FSDP as stated" in verdict.verdict
     assert short(verdict)

@@ -201,6 +201,7 @@ def test_a_static_shape_on_rtx_decomposes_attention_where_the_setting_exists():
     names = frozenset({"use_explicit_typing", "attn_bias_is_causal", "decompose_attention"})
     static = settings_for("fp16", version="2.11.0", rtx=True, names=names, static_shape=True)
     assert static.kwargs["decompose_attention"] is True and "static shape" in static.why
+    assert "hangs" not in static.why and "02d checks it" in static.why  # 02 shows no hang
     dynamic = settings_for("fp16", version="2.11.0", rtx=True, names=names)
     assert "decompose_attention" not in dynamic.kwargs
     regular = settings_for("fp16", version="2.12.0", rtx=False, names=names, static_shape=True)
