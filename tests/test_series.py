@@ -705,3 +705,15 @@ def test_a_value_set_for_the_run_replaces_a_wrapped_assignment_whole():
         "seed = 1  # set for this run; default 0\n"
     )
     compile(changed, "parameters", "exec")  # still Python
+
+
+def test_a_notebook_that_shrank_its_workload_is_listed_with_what_it_ran(tmp_path, monkeypatch):
+    """10 on CPU processes runs prompt 32 where 128 was asked: RUN.md says so on its row."""
+    shrink = "seq_len = 8  # this machine's workload\n" + RECORD.format(name="01-stub")
+    monkeypatch.chdir(
+        make_project(tmp_path, {"01_stub": shrink, "02_stub": RECORD.format(name="02-stub")})
+    )
+    assert main([]) == 0
+    table = (tmp_path / "runs" / "latest" / "results" / "RUN.md").read_text()
+    assert "| 01_stub_roberta-base_b16_s32 (ran as roberta-base_b16_s8) | ok |" in table
+    assert "| 02_stub_roberta-base_b16_s32 | ok |" in table  # ran as asked: no note

@@ -18,7 +18,7 @@ import signal
 import threading
 from pathlib import Path
 
-from helpers.records import number_of
+from helpers.records import number_of, workload_tag
 
 #: Kineto (torch.profiler) prints "USDT: ... profiler_start/stop" at its top level, 5,
 #: whatever its level below that; 6 keeps those lines out of the terminal and the outputs.
@@ -171,6 +171,20 @@ def record_paths(records: Path, number: str) -> list[Path]:
 def records_of(records: Path, number: str) -> dict[Path, bytes]:
     """Notebook ``number``'s records in ``records``, as they are now (to put back later)."""
     return {path: path.read_bytes() for path in record_paths(records, number)}
+
+
+def ran_as(records: Path, number: str, since: float, asked: str) -> str | None:
+    """The workload tag notebook ``number`` recorded since ``since``, where it differs from
+    the ``asked`` one: a notebook that shrinks its workload (10 on CPU processes: prompt 32)
+    must not be listed under the workload it did not run."""
+    for path in record_paths(records, number):
+        if path.stat().st_mtime >= since:
+            p = json.loads(path.read_text()).get("parameters", {})
+            with contextlib.suppress(KeyError):
+                tag = workload_tag(p["model_name"], p["batch_size"], p["seq_len"])
+                if tag != asked:
+                    return tag
+    return None
 
 
 def noise_of(records: Path, number: str, since: float) -> str:

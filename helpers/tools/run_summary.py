@@ -112,6 +112,8 @@ def table_row(key: str, entry: dict) -> str:
         error = f"{error} (kept as {entry['notebook']})".strip()
     peak, busy = entry.get("peak_gpu_gib"), entry.get("gpu_busy_share")
     emulated = f"EMULATED {entry['emulated'].upper()}: " if entry.get("emulated") else ""
+    if entry.get("ran_as"):  # the notebook shrank the asked workload: say what it ran
+        key = f"{key} (ran as {entry['ran_as']})"
     return (
         f"| {emulated}{key} | {entry['status']} | {entry['seconds']} "
         f"| {'-' if peak is None else peak} | {'-' if busy is None else f'{100 * busy:.0f} %'} "

@@ -49,6 +49,7 @@ from helpers.tools.notebook_run import (
     literal_assignments,
     merge_entry,
     noise_of,
+    ran_as,
     records_of,
     set_aside,
     settle,
@@ -469,6 +470,7 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
             gpu_busy_share=gpu.busy_share,
             busy_clock_mhz=gpu.busy_clock_mhz,
             emulated=os.environ.get(EMULATE_VARIABLE),
+            ran_as=ran_as(records, number, since, tag),
         )
         status[key] = merge_entry(status.get(key), entry)
         status_path.write_text(json.dumps(status, indent=1) + "\n")
