@@ -154,7 +154,7 @@ def sweep_line(path: str, medians_by_batch: dict[int, float]) -> str:
     noisy = faster_larger_batches(medians_by_batch)
     if noisy:  # more work cannot take under SWEEP_LIMIT of the time: no conclusion from it
         pairs = ", ".join(f"{large} faster than {small}" for small, large in noisy)
-        return f"{path}: batch {pairs}: {NOT_JUDGED} (host noise broke the sweep's rule)"
+        return f"{path}: batch {pairs}: {NOT_JUDGED} (more work in under 2/3 of the time)"
     floor = min(medians_by_batch.values())
     batches = sorted(medians_by_batch)
     above = {b: medians_by_batch[b] > 1.5 * floor for b in batches}
@@ -438,7 +438,7 @@ def engine_kernels(
     else:
         fewer = "fewer kernels and " if engine_kernels < eager_kernels else ""
         slower = (
-            "; its matrix products are slower"
+            "; its matrix-product kernels, fusions included, take longer"
             if engine_matrix_ms > NOTICEABLE * eager_matrix_ms
             else ""
         )
@@ -834,7 +834,8 @@ def fp8_rate(
     return Verdict(
         ARTICLE_FP8_RATE,
         measured,
-        f"{judged} on {device} (the article measured an H100): median {rate:.2f}x FP16's rate",
+        f"{judged} on {device} (the article's claim names the H100): "
+        f"median {rate:.2f}x FP16's rate",
     )
 
 

@@ -117,7 +117,7 @@ def engine_kernels(**overrides):
 def test_engine_kernels_names_only_the_cause_the_profile_shows():
     assert engine_kernels() == (
         "about the same kernel time: the 1.21x is fewer kernels and less idle time between "
-        "kernels; its matrix products are slower"
+        "kernels; its matrix-product kernels, fusions included, take longer"
     )
     assert engine_kernels(engine_kernel_ms=0.5, engine_wall_ms=0.55).startswith(
         "the engine's kernels take 1.58x less time"
@@ -144,7 +144,7 @@ def test_engine_kernels_under_t4_emulation_name_pytorchs_slower_attention(monkey
         == f"the engine's kernels take 1.16x less time: its kernels are faster{note}"
     )
     same = engine_kernels(engine_attention_ms=0.036, eager_attention_ms=0.1)
-    assert same.endswith(f"its matrix products are slower{note}") and len(same.split()) <= 30
+    assert same.endswith(f"fusions included, take longer{note}") and len(same.split()) <= 30
 
 
 def test_noise_rules():
@@ -195,6 +195,7 @@ def test_run_median_reads_notebook_01_only_from_the_same_series_run(tmp_path, mo
 def test_sweep_lines():
     noisy = claims.sweep_line("eager", {16: 14.5, 64: 7.1})
     assert "64 faster than 16: not judged" in noisy and "rerun" not in noisy
+    assert "noise" not in noisy and "more work in under 2/3 of the time" in noisy  # no cause
     assert "from batch 64 on" in claims.sweep_line("eager", {1: 1.0, 16: 1.2, 64: 2.0, 256: 6})
     assert "never stayed above 1.5x" in claims.sweep_line("eager", {1: 1.0, 16: 1.1})
 
@@ -654,6 +655,7 @@ def test_fp8_rate_branches(low, high, judged):
     verdict = claims.fp8_rate(rate=1.9, low=low, high=high, device="NVIDIA H200", capability="9.0")
     assert judged in verdict.verdict and words(verdict) <= 30
     assert "rerun" not in verdict.verdict
+    assert "the article's claim names the H100" in verdict.verdict  # it measured nothing
 
 
 def test_fp8_rate_without_fp8_is_not_testable():
