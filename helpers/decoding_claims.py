@@ -6,6 +6,7 @@ every branch has a unit test. The 70B claims are judged in bfloat16 and FP8 (bot
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from helpers.claims import (
@@ -90,6 +91,14 @@ def launch_overhead(
     return Verdict(claim, measured, verdict)
 
 
+#: decoding.measure's NaN: a prefill timed as long as the whole run left no step time.
+UNREADABLE = f"{NOT_JUDGED}: a step time was unreadable (its prefill timed as long as its run)"
+
+
+def _unreadable(*values: float | None) -> bool:
+    return any(v is not None and not math.isfinite(v) for v in values)
+
+
 def _place(pct: float) -> str:
     """Where a share of the roof lies against the article's 40-50 %."""
     return "below" if pct < 40 else "within" if pct <= 50 else "above"
@@ -103,6 +112,8 @@ def bandwidth_share(*, eager_pct: float | None, best_pct: float | None, best_nam
     measured = (
         f"Hugging Face generate {eager_pct:.0f} %, {best_name} {best_pct:.1f} % of the memory roof"
     )
+    if _unreadable(eager_pct, best_pct):
+        return Verdict(claim, measured, UNREADABLE)
     raw = f"generate (raw PyTorch) is {_place(eager_pct)} the range at {eager_pct:.0f} %"
     if best_pct > 50:
         verdict = f"PyTorch itself reaches {best_pct:.1f} % once the host is out of the way; {raw}"
@@ -134,6 +145,8 @@ def pytorch_peak(*, best_tb_s: float | None, device_name: str) -> Verdict:
         else "on this GPU and build"
     )
     measured = f"best 16-bit PyTorch step here: {best_tb_s:.2f} TB/s of weights and cache read"
+    if _unreadable(best_tb_s):
+        return Verdict(claim, measured, UNREADABLE)
     if emulation():  # not the H200 the article means, nor a T4's bandwidth
         return Verdict(claim, measured, f"{NOT_JUDGED}: {EMULATED_STEP}")
     if best_tb_s > 2.0 * 1.1:
@@ -228,6 +241,8 @@ def weight_only(
         f"decodes at {speedup:.2f}x {baseline}'s tokens/s{moved}, {roof_pct:.0f} % of its own "
         f"roof; {against_bf16}"
     )
+    if _unreadable(speedup, roof_pct):
+        return Verdict(claim, measured, UNREADABLE, quote=quote)
     if moved:  # the series' accuracy rule: no speed headline for it
         verdict = (
             f"{NOT_JUDGED}: its answers moved beyond a {CLOSE_TO_BF16} cosine from {baseline}'s; "
@@ -280,6 +295,8 @@ def title_claim(
     )
     if noisy:
         return Verdict(TITLE, measured, f"{NOT_JUDGED}: {'; '.join([*noisy, *generate_noisy])}")
+    if _unreadable(speedup, decode_x, roof_pct):
+        return Verdict(TITLE, measured, UNREADABLE)
     bounds = ", ".join(f"{x:.1f}x ({p})" for p, x in headroom.items()) + " weights"
     eight_or_more = [x for p, x in headroom.items() if not p.startswith("4")]
     against_generate = (
@@ -310,6 +327,8 @@ def sweep_note(path: str, ms_by_batch: dict[int, float], *, batch: int, measured
         noise.append(
             f"batch {batch}: {ms_by_batch[batch]:.2f} ms a step here, {measured_ms:.2f} ms above"
         )
+    if _unreadable(measured_ms, *ms_by_batch.values()):
+        noise.append("a step time was unreadable")
     if noise:
         return f"{path}: {NOT_JUDGED} ({'; '.join(noise)})"
     first, last = min(ms_by_batch), max(ms_by_batch)

@@ -194,3 +194,20 @@ def test_decode_profile_counts_inductor_matmul_reductions_as_matrix_products():
     assert decode_kernel_kind("gemv_kernel") == "matrix products"
     assert decode_kernel_kind("nvjet_sm90_tst_128x8_64x12_2x1_v_bz_TNT") == "matrix products"
     assert decode_kernel_kind("cudnn_generated_fort_native_sdpa_sm80_flash_fprop") == "attention"
+
+
+def test_an_unreadable_step_time_is_never_judged():
+    """decoding.measure's NaN (a prefill as long as its run) reaches no verdict as a number."""
+    nan = float("nan")
+    common = dict(path="p", agreement=0.97, cosine=0.999, min_cosine=0.99)
+    for verdict in (
+        dc.weight_only(precision="int8", bytes_ratio=0.5, speedup=nan, roof_pct=nan, **common),
+        dc.bandwidth_share(eager_pct=7, best_pct=nan, best_name="b"),
+        dc.pytorch_peak(best_tb_s=nan, device_name="NVIDIA H200"),
+        dc.title_claim(
+            best_name="b", speedup=nan, decode_x=nan, roof_pct=nan, headroom={}, noisy=[]
+        ),
+    ):
+        assert verdict.verdict == dc.UNREADABLE and "nan" not in verdict.verdict
+    note = dc.sweep_note("p", {1: 1.0, 8: nan}, batch=1, measured_ms=1.0)
+    assert note.startswith(f"p: {NOT_JUDGED}") and "unreadable" in note

@@ -199,8 +199,9 @@ def test_lesson_helpers_stay_small():
     # 5,570: the cold-start launcher moved out of 07 and 07d (cold_starts.py), and the cache
     # verdict's line with it (trt_features.cache_result), when the cache moved to 07d;
     # 5,580: rounds still drifting after the retime are said (results.gate_and_time).
-    # 5,590: decoding.measure's NaN for an unreadable step time, after a review of 08d.
-    assert lines <= 5590, f"helpers/ (without tools/) has {lines} lines"
+    # 5,590: decoding.measure's NaN for an unreadable step time, after a review of 08d;
+    # 5,605: and every decoding verdict that NaN can reach says not judged (decoding_claims).
+    assert lines <= 5605, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
