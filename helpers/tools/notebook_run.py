@@ -173,17 +173,34 @@ def records_of(records: Path, number: str) -> dict[Path, bytes]:
     return {path: path.read_bytes() for path in record_paths(records, number)}
 
 
+def record_workload_tag(record: dict) -> str:
+    """The workload tag of a saved record, from the parameters its notebook ran with: the
+    runner's run keys, the published file names and the figures' names all use it."""
+    p = record["parameters"]
+    return workload_tag(p["model_name"], p["batch_size"], p["seq_len"])
+
+
+def records_since(records: Path, number: str, since: float) -> list[tuple[Path, dict | None]]:
+    """Notebook ``number``'s records written into ``records`` since ``since``, each parsed
+    (None: it could not be read)."""
+    found = []
+    for path in record_paths(records, number):
+        if path.stat().st_mtime >= since:
+            try:
+                found.append((path, json.loads(path.read_text())))
+            except json.JSONDecodeError:
+                found.append((path, None))
+    return found
+
+
 def ran_as(records: Path, number: str, since: float, asked: str) -> str | None:
     """The workload tag notebook ``number`` recorded since ``since``, where it differs from
     the ``asked`` one: a notebook that shrinks its workload (10 on CPU processes: prompt 32)
     must not be listed under the workload it did not run."""
-    for path in record_paths(records, number):
-        if path.stat().st_mtime >= since:
-            p = json.loads(path.read_text()).get("parameters", {})
-            with contextlib.suppress(KeyError):
-                tag = workload_tag(p["model_name"], p["batch_size"], p["seq_len"])
-                if tag != asked:
-                    return tag
+    for _, record in records_since(records, number, since):
+        with contextlib.suppress(KeyError, TypeError):  # TypeError: an unreadable record
+            if (tag := record_workload_tag(record)) != asked:
+                return tag
     return None
 
 
@@ -191,12 +208,11 @@ def noise_of(records: Path, number: str, since: float) -> str:
     """Why notebook ``number``'s own noise rules voided this run ('' where they did not), from
     the records it wrote into ``records`` since ``since`` (``lesson.finish(noisy=...)``)."""
     reasons: list[str] = []
-    for path in record_paths(records, number):
-        if path.stat().st_mtime >= since:
-            try:
-                reasons += json.loads(path.read_text()).get("noisy") or []
-            except json.JSONDecodeError:
-                reasons.append(f"its record {path.name} could not be read")
+    for path, record in records_since(records, number, since):
+        if record is None:
+            reasons.append(f"its record {path.name} could not be read")
+        else:
+            reasons += record.get("noisy") or []
     return "; ".join(reasons)
 
 

@@ -13,8 +13,9 @@ import argparse
 from pathlib import Path
 
 from helpers.gpu import emulation_tag
-from helpers.records import load_records, number_of, workload_tag
+from helpers.records import load_records, number_of
 from helpers.roofline import achieved_tflops
+from helpers.tools.notebook_run import record_workload_tag
 
 
 def roofline_rows(record: dict) -> list[dict]:
@@ -85,8 +86,7 @@ def write_figures(records: list[dict], out: Path) -> list[Path]:
     written = []
     for record in records:
         if record["notebook"].startswith("02") and "flops" in record and roofline_rows(record):
-            p = record["parameters"]
-            tag = workload_tag(p["model_name"], p["batch_size"], p["seq_len"])
+            tag = record_workload_tag(record)
             path = out / f"{number_of(record['notebook'])}-roofline_{tag}.png"
             plot_roofline(record, path)
             written.append(path)

@@ -9,9 +9,9 @@ import json
 import shutil
 from pathlib import Path
 
-from helpers.records import load_records, number_of, workload_tag
+from helpers.records import load_records, number_of
 from helpers.tools import roofline_plot
-from helpers.tools.notebook_run import latest, merge_entry
+from helpers.tools.notebook_run import latest, merge_entry, record_workload_tag
 from helpers.tools.png import shrink_png_file
 from helpers.tools.report import build_report, with_claims
 
@@ -39,9 +39,7 @@ def run_key(key: str) -> tuple[str, str]:
 
 def record_key(record: dict) -> tuple[str, str]:
     """(notebook number, workload tag) of a record, as a run's key names them."""
-    p = record["parameters"]
-    tag = workload_tag(p["model_name"], p["batch_size"], p["seq_len"])
-    return number_of(record["notebook"]), tag
+    return number_of(record["notebook"]), record_workload_tag(record)
 
 
 def publish(root: Path, run_dir: Path, since: float, ran: dict) -> list[str]:
