@@ -29,7 +29,7 @@ class PathResult:
     """One row of a comparison: a path's accuracy and speed, or why it has none."""
 
     name: str
-    status: str  # "ok", "skipped", "failed" or "wrong"
+    status: str  # "ok", "skipped", "failed", "wrong", or "outside" its own reference's gate
     reason: str = ""
     output_dtype: str | None = None
     first_call_s: float | None = None
@@ -76,8 +76,10 @@ def _gate(
     attention_mask: torch.Tensor | None,
     tolerance: tuple[float, float] | None = None,
     precision: torch.dtype | None = None,
+    failed: str = "wrong",
 ) -> PathResult:
-    """First call (timed, it is the cold one for a fresh path), then the accuracy gate."""
+    """First call (timed, it is the cold one for a fresh path), then the accuracy gate;
+    ``failed`` names a failure ("outside" for a path judged against its own reference)."""
     device = inputs[0].device
     if device.type == "cuda":
         synchronize(device)
@@ -104,7 +106,7 @@ def _gate(
     )
     return PathResult(
         name,
-        "wrong" if wrong else "ok",
+        failed if wrong else "ok",
         reason=wrong,
         output_dtype=str(output.dtype).replace("torch.", ""),
         first_call_s=first_s,
@@ -124,6 +126,7 @@ def _check_settled(
     tolerance: tuple[float, float] | None,
     when: str,
     precision: torch.dtype | None = None,
+    failed: str = "wrong",
 ) -> bool:
     """Gate a warm call: a build may run other kernels once it has specialised (notebook 04)."""
     with torch.inference_mode():
@@ -139,7 +142,7 @@ def _check_settled(
     )
     result.settled_diff = diff
     if wrong:
-        result.status, result.reason, result.latency = "wrong", wrong, None
+        result.status, result.reason, result.latency = failed, wrong, None
         print(f"{result.name:<42} {result.status:<8} {when}: {diff}")
         return False
     if diff.max_abs > 1.1 * result.diff.max_abs + 1e-6:  # settled kernels differ from the first
@@ -167,9 +170,11 @@ def gate_and_time(
 
     ``references`` and ``tolerances`` give a candidate its own reference and gate by name
     (a quantized engine against its simulated model, say); the others use ``reference``
-    and the gate of their output dtype. ``precisions`` gives the dtype a candidate was asked
-    for (``settings.dtype``), whose gate judges it whatever it returns: an engine asked for
-    FP16 may hand back FP32 tensors and must not be held to FP32's tolerance.
+    and the gate of their output dtype. A path that fails its own reference's gate is
+    "outside" it, not "wrong": it may still be as close to FP32 as one inside. ``precisions``
+    gives the dtype a candidate was asked for (``settings.dtype``), whose gate judges it
+    whatever it returns: an engine asked for FP16 may hand back FP32 tensors and must not
+    be held to FP32's tolerance.
 
     The first call is gated, and so is a settled call after the warm-up and another after
     the timed calls (``settled_diff``): a path wrong once settled is "wrong" and keeps no
@@ -195,6 +200,7 @@ def gate_and_time(
                 attention_mask=attention_mask,
                 tolerance=(tolerances or {}).get(name),
                 precision=(precisions or {}).get(name),
+                failed="outside" if name in (references or {}) else "wrong",
             )
             results[name] = _gate(name, candidate, **gates[name])
             if results[name].status == "ok":

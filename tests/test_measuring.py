@@ -159,7 +159,23 @@ def test_a_candidate_can_have_its_own_reference_and_gate():
     results = gate({"eager fp32": torch.nn.Identity(), "engine": lambda t: coarse + 1e-3})
     engine = {r.name: r for r in results}["engine"]
     assert engine.status == "ok" and engine.diff.max_abs == pytest.approx(1e-3, abs=1e-6)
-    assert gate({"engine": lambda t: coarse + 0.5})[0].status == "wrong"
+    # far from its own reference is "outside" its gate, which says nothing of FP32
+    assert gate({"engine": lambda t: coarse + 0.5})[0].status == "outside"
+
+
+def test_a_path_with_its_own_reference_that_changes_once_settled_is_outside_its_gate():
+    x = torch.randn(4, 8)
+    (result,) = gate_and_time(
+        {"engine": Specialising(2)},
+        [x],
+        reference=x + 5.0,  # the shared reference would call it wrong at once
+        references={"engine": x},
+        warmup=1,
+        iterations=2,
+        rounds=1,
+    )
+    assert result.status == "outside" and result.latency is None
+    assert result.diff.max_abs == 0 and result.settled_diff.max_abs == pytest.approx(1.0)
 
 
 def test_the_gate_follows_the_precision_asked_for_not_the_output_dtype():
