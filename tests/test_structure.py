@@ -201,7 +201,8 @@ def test_lesson_helpers_stay_small():
     # 5,580: rounds still drifting after the retime are said (results.gate_and_time).
     # 5,590: decoding.measure's NaN for an unreadable step time, after a review of 08d;
     # 5,605: and every decoding verdict that NaN can reach says not judged (decoding_claims).
-    assert lines <= 5605, f"helpers/ (without tools/) has {lines} lines"
+    # 5,611: a path outside its own reference's gate is "outside", not "wrong" (results.py).
+    assert lines <= 5611, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
