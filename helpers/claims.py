@@ -871,8 +871,8 @@ def dynamic_shapes(
     post_ok = post_call.startswith("compiled, and correct")
     went = "gave wrong outputs" if post_call.startswith("compiled but WRONG") else "failed"
     correct = (
-        f"one exported shared length is correct from {min(shared_lengths)} to "
-        f"{max(shared_lengths)}, settled kernels included"
+        f"one exported shared length is correct at {len(shared_lengths)} lengths, "
+        f"{min(shared_lengths)} to {max(shared_lengths)}, settled kernels included"
         if shared_lengths and not shared_failed
         else ""
     )

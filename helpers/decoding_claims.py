@@ -297,15 +297,17 @@ def title_claim(
         return Verdict(TITLE, measured, f"{NOT_JUDGED}: {'; '.join([*noisy, *generate_noisy])}")
     if _unreadable(speedup, decode_x, roof_pct):
         return Verdict(TITLE, measured, UNREADABLE)
-    bounds = ", ".join(f"{x:.1f}x ({p})" for p, x in headroom.items()) + " weights"
+    bounds = [f"{x:.1f}x ({p})" for p, x in headroom.items()] or ["no bound ()"]
+    bounds[0] = bounds[0].replace(" (", " this step (", 1)  # over the step, not over generate
+    bounds[-1] = bounds[-1].removesuffix(")") + " weights)"
     eight_or_more = [x for p, x in headroom.items() if not p.startswith("4")]
     against_generate = (
         f"generate's timings broke the noise rules ({'; '.join(generate_noisy)}), so its "
         f"{decode_x:.1f}x is not judged"
         if generate_noisy
-        else f"the compiled step ran {decode_x:.1f}x faster than generate in decode"
+        else f"the compiled step decoded {decode_x:.1f}x faster than generate"
     )
-    verdict = f"{against_generate}; the memory roof caps any engine at {bounds}"
+    verdict = f"{against_generate}; the roof caps any engine at {', '.join(bounds)}"
     if eight_or_more and max(eight_or_more) < 4:
         verdict += "; 4x needs weights under 8 bits"
     return Verdict(TITLE, measured, verdict, quote=True)

@@ -75,7 +75,7 @@ def in_flight(
         # the median only: a tail percentile can go the other way, and the table shows it
         verdict += f"; median time per output token {tpot_x:.2f}x static's"
         if step_x <= 1.05:  # the step itself cost the same: the time went between steps
-            verdict += ", the step itself no slower: newcomers' prefills run between steps"
+            verdict += ", the step itself no slower: the extra time falls between steps"
     return Verdict(IN_FLIGHT, measured, verdict)
 
 

@@ -123,7 +123,7 @@ def test_title_claim_noise_and_bounds():
     noisy = dc.title_claim(noisy=["batch 8 faster than 1"], **args).verdict
     assert noisy.startswith(NOT_JUDGED) and "rerun" not in noisy
     verdict = dc.title_claim(noisy=[], **args).verdict
-    assert "1.4x (bf16), 2.9x (fp8) weights" in verdict
+    assert "1.4x this step (bf16), 2.9x (fp8 weights)" in verdict  # not over generate
     assert "4x needs weights under 8 bits" in verdict and len(verdict.split()) <= 30
     three = {"bf16": 1.9, "8-bit": 3.8, "4-bit": 7.6}  # 08's H100 run: 31 words before
     long = dc.title_claim(noisy=[], **{**args, "decode_x": 6.9, "headroom": three}).verdict
@@ -133,7 +133,7 @@ def test_title_claim_noise_and_bounds():
     generate_only = dc.title_claim(noisy=[], generate_noisy=["batch 64 faster than 1"], **args)
     assert not generate_only.verdict.startswith(NOT_JUDGED)
     assert "6.0x is not judged" in generate_only.verdict
-    assert "caps any engine at 1.4x (bf16)" in generate_only.verdict
+    assert "caps any engine at 1.4x this step (bf16)" in generate_only.verdict
     both = dc.title_claim(noisy=["step"], generate_noisy=["generate"], **args).verdict
     assert both == f"{NOT_JUDGED}: step; generate"
 
@@ -142,7 +142,7 @@ def test_title_claim_states_the_4x_bound_for_8_bits_or_more():
     args = dict(best_name="b", speedup=5.0, decode_x=6.0, roof_pct=51, noisy=[])
     four = dc.title_claim(headroom={"bf16": 1.9, "8-bit": 3.9, "4-bit": 7.6}, **args).verdict
     assert "4x needs weights under 8 bits" in four
-    assert "7.6x (4-bit) weights" in four  # 4-bit weights would allow more than 4x
+    assert "7.6x (4-bit weights)" in four  # 4-bit weights would allow more than 4x
     only_four = dc.title_claim(headroom={"bf16": 1.9, "4-bit": 4.5}, **args).verdict
     assert "4x needs" in only_four  # the 4-bit bound alone does not lift the 8-bit one
 

@@ -21,7 +21,7 @@ def test_in_flight_branches():
     slower = sc.in_flight(scheduling_x=2.3, **{**BASE, "tpot_x": 1.5}).verdict
     assert (
         "median time per output token 1.50x static's, the step itself no slower: "
-        "newcomers' prefills run between steps" in slower
+        "the extra time falls between steps" in slower
     )
     assert words(slower) <= 30 and "apart" not in slower  # the median, not every token
     dearer_step = sc.in_flight(scheduling_x=2.3, **{**BASE, "tpot_x": 1.5, "step_x": 1.2})

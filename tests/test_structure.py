@@ -202,7 +202,8 @@ def test_lesson_helpers_stay_small():
     # 5,590: decoding.measure's NaN for an unreadable step time, after a review of 08d;
     # 5,605: and every decoding verdict that NaN can reach says not judged (decoding_claims).
     # 5,611: a path outside its own reference's gate is "outside", not "wrong" (results.py).
-    assert lines <= 5611, f"helpers/ (without tools/) has {lines} lines"
+    # 5,613: 08's title verdict names its bounds as over the compiled step, not over generate.
+    assert lines <= 5613, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(
