@@ -489,6 +489,50 @@ def test_a_run_its_own_rule_calls_noisy_is_kept_beside_and_never_published(proje
     assert not (run_records / "noisy" / "01-stub_roberta-base_b16_s32.json").exists()
 
 
+EAGER_RECORD = """\
+import helpers as h
+from helpers.results import PathResult
+from helpers.timing import LatencyStats
+p = dict(model_name=model_name, batch_size=batch_size, seq_len=seq_len)
+eager = PathResult("eager fp32", "ok", latency=LatencyStats.from_samples([MS, MS], "t"))
+h.save_record("{name}", parameters=p, environment={{}}, output_dir=output_dir, results=[eager])"""
+
+
+def eager_stubs(root: Path, medians: dict[str, float]) -> None:
+    for name, ms in medians.items():
+        notebook = nbformat.read(root / "notebooks" / f"{name}.ipynb", as_version=4)
+        notebook.cells[1].source = f"MS = {ms}\n" + EAGER_RECORD.format(name=name.replace("_", "-"))
+        nbformat.write(notebook, root / "notebooks" / f"{name}.ipynb")
+
+
+def test_eager_fp32_beyond_the_rule_between_notebooks_of_one_run_is_never_published(
+    tmp_path, monkeypatch, gpu_machine
+):
+    """A host slow for the run's first minutes: 01 and 02 agree, 03 read faster."""
+    root = make_project(tmp_path, {f"0{n}_stub": "" for n in (1, 2, 3)})
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("SERIES_RUN_ID", "one run")
+    eager_stubs(root, {"01_stub": 7.8, "02_stub": 6.7, "03_stub": 5.0})
+    assert main(["--publish"]) == 1
+
+    def entry(n: int) -> dict:
+        status = json.loads((root / "results" / "run-status.json").read_text())
+        return status[f"0{n}_stub_roberta-base_b16_s32"]
+
+    assert [entry(n)["status"] for n in (1, 2, 3)] == ["ok", "ok", "noisy"]
+    assert "eager fp32 5.000 ms here, 7.800 ms in notebook 01 of this run" in entry(3)["error"]
+    assert "6.700 ms in notebook 02" in entry(3)["error"]  # every notebook, not only 01
+    records = root / "results" / "records"
+    assert not (records / "03-stub_roberta-base_b16_s32.json").exists()
+    published = (records / "01-stub_roberta-base_b16_s32.json").read_text()
+    eager_stubs(root, {"01_stub": 5.0})  # a rerun of 01 must agree with 02 too
+    assert main(["--publish", "--only", "01"]) == 1
+    assert "6.700 ms in notebook 02 of this run" in entry(1)["attempt"]["error"]
+    assert (records / "01-stub_roberta-base_b16_s32.json").read_text() == published
+    monkeypatch.setenv("SERIES_RUN_ID", "another run")  # another run's records do not count
+    assert main(["--publish", "--only", "03"]) == 0
+
+
 def test_a_noisy_emulated_run_leaves_the_committed_records_as_they_were(project):
     folder = "results/t4-emulation"
     assert main(["--emulate", "t4", "--output-dir", folder, "--only", "01"]) == 0

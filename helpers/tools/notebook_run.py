@@ -18,6 +18,7 @@ import signal
 import threading
 from pathlib import Path
 
+from helpers.claims import baseline_moved
 from helpers.records import number_of, workload_tag
 
 #: Kineto (torch.profiler) prints "USDT: ... profiler_start/stop" at its top level, 5,
@@ -204,16 +205,62 @@ def ran_as(records: Path, number: str, since: float, asked: str) -> str | None:
     return None
 
 
-def noise_of(records: Path, number: str, since: float) -> str:
-    """Why notebook ``number``'s own noise rules voided this run ('' where they did not), from
-    the records it wrote into ``records`` since ``since`` (``lesson.finish(noisy=...)``)."""
+def noise_of(records: Path, number: str, since: float, run_id: str | None = None) -> str:
+    """Why noise rules voided notebook ``number``'s run ('' where they did not), from the
+    records it wrote into ``records`` since ``since``: its own (``lesson.finish(noisy=...)``),
+    then eager FP32 against the other notebooks of run ``run_id`` (``baseline_moves``)."""
     reasons: list[str] = []
     for path, record in records_since(records, number, since):
         if record is None:
             reasons.append(f"its record {path.name} could not be read")
         else:
             reasons += record.get("noisy") or []
+    said = "; ".join(reasons)  # 02 and 03 check notebook 01 themselves, and say so
+    moves = baseline_moves(records, number, since, run_id)
+    reasons += [why for them, why in moves.items() if f"in notebook {them} of this run" not in said]
     return "; ".join(reasons)
+
+
+def eager_fp32_ms(record: dict) -> float | None:
+    """A record's eager FP32 median, the series' baseline (None where it timed none)."""
+    for result in record.get("results") or []:
+        if result.get("name") == "eager fp32" and result.get("latency"):
+            return result["latency"]["median_ms"]
+    return None
+
+
+def run_baselines(records: Path, run_id: str, tag: str) -> dict[str, float]:
+    """Eager FP32 medians by notebook number, from the records of run ``run_id`` at ``tag``."""
+    found = {}
+    for path in sorted(records.glob("*.json")):
+        with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
+            record = json.loads(path.read_text())  # JSONDecodeError is a ValueError
+            if record.get("run_id") == run_id and record_workload_tag(record) == tag:
+                if (ms := eager_fp32_ms(record)) is not None:
+                    found[number_of(path.name)] = ms
+    return found
+
+
+def baseline_moves(records: Path, number: str, since: float, run_id: str | None) -> dict:
+    """Why, by the other notebook's number, notebook ``number``'s new records time eager FP32
+    beyond the series' 1.3x rule from another notebook of run ``run_id`` at the same workload.
+
+    Every notebook that times eager FP32 is held to every other of its run, 01 included and
+    whichever ran first: a host that slows for a few minutes must not leave one run's
+    notebooks reading different baselines (its speed-ups over eager FP32 would then differ).
+    """
+    moves = {}
+    for _, record in records_since(records, number, since) if run_id else []:
+        with contextlib.suppress(KeyError, TypeError, AttributeError):
+            mine = eager_fp32_ms(record) if record.get("run_id") == run_id else None
+            others = run_baselines(records, run_id, record_workload_tag(record)) if mine else {}
+            for them, theirs in others.items():
+                if them != number and baseline_moved(mine, theirs):
+                    moves[them] = (
+                        f"eager fp32 {mine:.3f} ms here, {theirs:.3f} ms in notebook {them} "
+                        "of this run: beyond the 1.3x rule"
+                    )
+    return moves
 
 
 def set_aside(records: Path, number: str, since: float, before: dict[Path, bytes]) -> None:

@@ -445,8 +445,9 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
             with GpuMeter() as gpu:  # the driver's count: TensorRT and child processes too
                 error = execute(notebook, beside(target, "running"), params, args)
             outcome = "failed" if error else "ok"
-            if not error and (noise := noise_of(records, number, since)):
-                error = f"noisy by its own rule ({noise}): rerun it; the last good run stays"
+            run_id = os.environ.get("SERIES_RUN_ID")  # set for the kernels: this run's
+            if not error and (noise := noise_of(records, number, since, run_id)):
+                error = f"noisy by the series' rules ({noise}): rerun it; the last good run stays"
                 outcome = "noisy"  # kept beside the good notebook, never published
                 set_aside(records, number, since, before)
             elif not error:
