@@ -86,6 +86,8 @@ def test_a_run_writes_under_runs_latest_shows_its_parameters_and_leaves_no_varia
         executed["cells"][0]["source"]
     )
     assert not (project / "results").exists()  # nothing published
+    status = json.loads((run / "run-status.json").read_text())
+    assert status["01_stub_roberta-base_b16_s32"]["host_dispatch_us"] > 0  # the host's speed
 
 
 def test_publish_copies_the_run_into_results_and_runs_in_place(project, gpu_machine):

@@ -39,6 +39,7 @@ from helpers.notebook_checks import DECODER_NOTEBOOKS, check_arguments, check_no
 from helpers.parameters import check_parameters
 from helpers.records import number_of, output_path, project_root, workload_tag
 from helpers.tools.gpu_peak import GpuMeter
+from helpers.tools.host_probe import dispatch_us
 from helpers.tools.notebook_run import (
     beside,
     drop_set_aside,
@@ -441,6 +442,7 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
         start, since, number = time.perf_counter(), time.time(), number_of(notebook.name)
         records = output_path(run_dir, "results", "records")
         before = records_of(records, number)
+        host_us = dispatch_us()  # the host's speed as this notebook starts
         try:
             with GpuMeter() as gpu:  # the driver's count: TensorRT and child processes too
                 error = execute(notebook, beside(target, "running"), params, args)
@@ -470,6 +472,7 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
             peak_gpu_gib=gpu.peak_gib,
             gpu_busy_share=gpu.busy_share,
             busy_clock_mhz=gpu.busy_clock_mhz,
+            host_dispatch_us=host_us,
             emulated=os.environ.get(EMULATE_VARIABLE),
             ran_as=ran_as(records, number, since, tag),
         )
