@@ -763,3 +763,20 @@ def test_a_notebook_that_shrank_its_workload_is_listed_with_what_it_ran(tmp_path
     table = (tmp_path / "runs" / "latest" / "results" / "RUN.md").read_text()
     assert "| 01_stub_roberta-base_b16_s32 (ran as roberta-base_b16_s8) | ok |" in table
     assert "| 02_stub_roberta-base_b16_s32 | ok |" in table  # ran as asked: no note
+
+
+@pytest.mark.parametrize("folder", ["results/records", "results/t4-emulation/results/records"])
+def test_the_committed_records_of_one_run_agree_on_eager_fp32(folder):
+    """The runner's rule across one run's notebooks, held by what is committed, a record
+    published by hand included."""
+    from helpers.tools.notebook_run import eager_fp32_ms, record_workload_tag
+
+    by_run: dict[tuple, dict[str, float]] = {}
+    for path in sorted((HELPERS.parent / folder).glob("*.json")):
+        record = json.loads(path.read_text())
+        if (ms := eager_fp32_ms(record)) is not None:
+            key = (record.get("run_id"), record_workload_tag(record))
+            by_run.setdefault(key, {})[path.name] = ms
+    assert by_run  # the folder holds such records
+    for key, medians in by_run.items():
+        assert max(medians.values()) / min(medians.values()) <= 1.3, (key, medians)
