@@ -13,8 +13,9 @@
 # of torch's CUDA build (the cuXYZ tag, or torch.version.cuda for an untagged torch) as the
 # only index: PyPI's torch-tensorrt is a single CUDA build (13.0 for 2.9 and later) and
 # would otherwise be picked for a CUDA 12 torch. Its dependencies (TensorRT) follow in a
-# second step that may use PyPI. The run fails (after installing the rest) unless
-# torch-tensorrt's CUDA major is torch's. Safe to run twice: pip skips what is satisfied.
+# second step that may use PyPI, with TensorRT's packages for torch's CUDA major only. The run
+# fails (after installing the rest) unless torch-tensorrt installed, and its CUDA major and
+# TensorRT's are torch's. Safe to run twice: pip skips what is satisfied.
 set -euo pipefail
 
 DRY_RUN=0
@@ -68,6 +69,12 @@ def built_for(dist):
     return None
 
 
+def cuda_of(name):
+    """'13' for tensorrt-cu13 and its -bindings and -libs; None for other packages."""
+    found = re.fullmatch(r"tensorrt-cu(\d+)(-.*)?", name)
+    return found and found[1]
+
+
 def fail(message):
     print(f"colab_setup.sh: {message}", file=sys.stderr)
     sys.exit(1)
@@ -97,8 +104,44 @@ if cuda.split(".")[0] != torch_cuda.split(".")[0]:
     fail(f"torch-tensorrt {dist.version} is built for CUDA {cuda} but torch {torch.__version__} "
          f"for CUDA {torch_cuda}; reinstall it from torch's index: pip install --force-reinstall "
          f"--no-deps 'torch-tensorrt=={release}.*' --index-url {index}")
+major = torch_cuda.split(".")[0]
+installed = {(d.metadata["Name"] or "").lower().replace("_", "-"): d.version
+             for d in metadata.distributions()}
+others = sorted(n for n in installed if cuda_of(n) not in (None, major))
+if others:  # torch-tensorrt 2.9's bare `tensorrt` requirement pulls CUDA 13's into CUDA 12
+    ours = " ".join(f"'{n}=={v}'" for n, v in sorted(installed.items()) if cuda_of(n) == major)
+    fail(f"TensorRT for another CUDA ({', '.join(others)}) is installed beside torch "
+         f"{torch.__version__} (CUDA {torch_cuda}); remove it: pip uninstall -y "
+         f"{' '.join(others)} tensorrt" + (f" && pip install --force-reinstall --no-deps {ours}"
+                                           if ours else "; then run bash colab_setup.sh again"))
 print(f"torch-tensorrt {dist.version} is built for CUDA {cuda}, as torch {torch.__version__} "
       f"is for CUDA {torch_cuda}")
+PY
+}
+
+# torch-tensorrt's requirements for CUDA major $1, shell-quoted on one line: TensorRT's packages
+# of other CUDA majors are dropped, and so is the bare `tensorrt` package where one of $1's is
+# listed. torch-tensorrt 2.9 lists `tensorrt` beside tensorrt-cu12, and `tensorrt` 10.13 pulls
+# tensorrt_cu13 and CUDA 13 into a CUDA 12 runtime (2.10 changed its list for this reason).
+trt_dependencies() {
+  python3 - "$1" <<'PY'
+import re
+import shlex
+import sys
+from importlib import metadata
+
+from packaging.requirements import Requirement
+
+major = sys.argv[1]
+def cuda_of(name):
+    found = re.fullmatch(r"tensorrt-cu(\d+)(-.*)?", name.lower().replace("_", "-"))
+    return found and found[1]
+wanted = [Requirement(r) for r in metadata.distribution("torch-tensorrt").requires or []]
+wanted = [r for r in wanted if r.marker is None or r.marker.evaluate({"extra": ""})]
+ours = any(cuda_of(r.name) == major for r in wanted)
+keep = [r for r in wanted if cuda_of(r.name) in (None, major)
+        and not (ours and r.name.lower() == "tensorrt")]
+print(" ".join(shlex.quote(str(r)) for r in keep))
 PY
 }
 
@@ -163,6 +206,7 @@ if [[ "$TORCH_CUDA" =~ ^([0-9]+)\.([0-9]+) ]]; then
 fi
 
 PIN="torch-tensorrt==$MAJOR_MINOR.*"
+TRT_PROBLEM=""  # why torch-tensorrt or TensorRT did not install, said at the end
 if [ "$DRY_RUN" = 0 ] && python3 -c "import torch_tensorrt" 2>/dev/null \
     && check_cuda_match "$MAJOR_MINOR" >/dev/null 2>&1; then
   echo "torch-tensorrt $MAJOR_MINOR is already installed, imports and matches torch's CUDA."
@@ -171,25 +215,32 @@ elif [ -n "$CUDA_TAG" ]; then
   echo "torch-tensorrt $MAJOR_MINOR.* from $INDEX only (torch pinned to $TORCH_VERSION)"
   # --force-reinstall replaces a build of another CUDA that pip would call satisfied.
   if ! run "$PIP --no-deps --force-reinstall --index-url '$INDEX' '$PIN' -c '$CONSTRAINTS'"; then
-    echo
-    echo "No torch-tensorrt $MAJOR_MINOR.* matches torch $TORCH_VERSION ($INDEX)." >&2
-    echo "Either this torch is newer than the latest torch-tensorrt release, or it was built for a" >&2
-    echo "CUDA version torch-tensorrt does not ship. Options: use a runtime whose torch has a" >&2
-    echo "matching torch-tensorrt release, or run the series without TensorRT (it still runs)." >&2
-    exit 1
+    echo "No torch-tensorrt $MAJOR_MINOR.* matches torch $TORCH_VERSION ($INDEX): this torch may be" \
+      "newer than the latest torch-tensorrt release, or built for a CUDA it does not ship."
+    TRT_PROBLEM="colab_setup.sh: no torch-tensorrt $MAJOR_MINOR.* for torch $TORCH_VERSION at $INDEX;"
+    TRT_PROBLEM+=" use a runtime whose torch has a torch-tensorrt release (the series runs without"
+    TRT_PROBLEM+=" TensorRT meanwhile, its TensorRT steps skipped)"
+  elif [ "$DRY_RUN" = 1 ]; then  # its requirements are read from the installed package
+    run "$PIP <the requirements of '$PIN' for CUDA ${TORCH_CUDA%%.*}>" \
+      "--extra-index-url '$INDEX' -c '$CONSTRAINTS'"
+  else  # without packaging to read them, torch-tensorrt's own list, as pip would take it
+    DEPS="$(trt_dependencies "${TORCH_CUDA%%.*}" 2>/dev/null)" || DEPS="'$PIN'"
+    if ! run "$PIP ${DEPS:-"'$PIN'"} --extra-index-url '$INDEX' -c '$CONSTRAINTS'"; then
+      TRT_PROBLEM="colab_setup.sh: TensorRT, torch-tensorrt's dependency, did not install (pip's"
+      TRT_PROBLEM+=" message above); the series runs without TensorRT meanwhile"
+    fi
   fi
-  # Its dependencies (TensorRT's wheels); the torch-tensorrt just installed already satisfies
-  # the pin, so pip keeps it whichever index offers another build.
-  run "$PIP '$PIN' --extra-index-url '$INDEX' -c '$CONSTRAINTS'"
 else  # a dry run of an untagged torch without --torch-cuda: its CUDA is unknown here
   echo "torch-tensorrt $MAJOR_MINOR.* from PyPI: torch's CUDA is unknown (pass --torch-cuda," \
     "e.g. 12.6); a real run reads it from torch.version.cuda"
   run "$PIP '$PIN' -c '$CONSTRAINTS'"
 fi
-# A mismatch is said in one line at the end, after the rest is installed: the notebooks
+# A problem is said in one line at the end, after the rest is installed: the notebooks
 # still run, with their TensorRT steps skipped.
 CUDA_PROBLEM=""
-if [ "$DRY_RUN" = 0 ]; then
+if [ -n "$TRT_PROBLEM" ]; then
+  CUDA_PROBLEM="$TRT_PROBLEM"
+elif [ "$DRY_RUN" = 0 ]; then
   if CHECKED="$(check_cuda_match "$MAJOR_MINOR" 2>&1)"; then
     echo "$CHECKED"
   else

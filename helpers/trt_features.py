@@ -113,6 +113,18 @@ def engine_cache_settings(torch_tensorrt, cache_dir: str) -> dict:
     return kwargs
 
 
+def save_dynamic_note(torch_tensorrt) -> str:
+    """'' where ``torch_tensorrt.save`` takes ``dynamic_shapes`` (2.11+), else why the batch
+    of the saved program is not known to stay dynamic: older ``save`` drops unknown keywords
+    (``**kwargs``), and 2.10 re-exports at the example inputs' shapes (``retrace=True``)."""
+    if "dynamic_shapes" in inspect.signature(torch_tensorrt.save).parameters:
+        return ""
+    return (
+        f"torch_tensorrt {_version(torch_tensorrt)}'s save has no dynamic_shapes (2.11+) and "
+        "ignores it: the saved program may accept only the batch it was saved with"
+    )
+
+
 def _version(torch_tensorrt) -> str:
     return str(getattr(torch_tensorrt, "__version__", "0.0"))
 

@@ -126,10 +126,13 @@ def fake_runtime(
     torch_cuda: str,
     version: str = "2.10.0",
     version_py: str | None = None,
-    requires: str | None = None,
+    requires: str | list[str] | None = None,
+    also_installed: dict[str, str] | None = None,
+    pip_fails_on: str | None = None,
 ) -> dict[str, str]:
-    """An environment whose python3 sees a fake torch and a fake installed torch-tensorrt,
-    and whose pip installs nothing: what the script reads and decides, without installing."""
+    """An environment whose python3 sees a fake torch and a fake installed torch-tensorrt
+    (and ``also_installed`` distributions), and whose pip installs nothing: what the script
+    reads and decides, without installing. A pip command naming ``pip_fails_on`` fails."""
     site, bin_dir = tmp_path / "site", tmp_path / "bin"
     (site / "torch").mkdir(parents=True)
     (site / "torch" / "__init__.py").write_text(
@@ -139,14 +142,24 @@ def fake_runtime(
     info = site / f"torch_tensorrt-{version}.dist-info"
     info.mkdir()
     metadata = f"Metadata-Version: 2.1\nName: torch-tensorrt\nVersion: {version}\n"
-    (info / "METADATA").write_text(metadata + (f"Requires-Dist: {requires}\n" if requires else ""))
+    requires = [requires] if isinstance(requires, str) else requires or []
+    (info / "METADATA").write_text(metadata + "".join(f"Requires-Dist: {r}\n" for r in requires))
+    for name, other_version in (also_installed or {}).items():
+        other = site / f"{name.replace('-', '_')}-{other_version}.dist-info"
+        other.mkdir()
+        (other / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {other_version}\n"
+        )
     (site / "torch_tensorrt").mkdir()
     if version_py:
         (site / "torch_tensorrt" / "_version.py").write_text(f'__cuda_version__ = "{version_py}"\n')
     bin_dir.mkdir()
     python3 = bin_dir / "python3"
+    failing = (
+        f'"-m pip "*"{pip_fails_on}"*) echo "pip: no match" >&2; exit 1 ;; ' if pip_fails_on else ""
+    )
     python3.write_text(  # pip and the closing report (helpers on a real torch) do nothing
-        '#!/bin/sh\ncase "$*" in "-m pip "*|*"import helpers"*) exit 0 ;; esac\n'
+        f'#!/bin/sh\ncase "$*" in {failing}"-m pip "*|*"import helpers"*) exit 0 ;; esac\n'
         f'exec "{sys.executable}" "$@"\n'
     )
     python3.chmod(0o755)
@@ -214,3 +227,45 @@ def test_a_matching_install_completes(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "already installed, imports and matches torch's CUDA" in result.stdout
     assert "Done." in result.stdout
+
+
+def test_a_torch_tensorrt_that_cannot_install_leaves_the_rest_installed(tmp_path):
+    env = fake_runtime(tmp_path, torch_cuda="12.6", version_py="13.0", pip_fails_on="--index-url")
+    result = run_script(env)
+    assert result.returncode == 1
+    assert "requirements.txt" in result.stdout and "-e '" in result.stdout  # the rest installed
+    (line,) = result.stderr.strip().splitlines()[-1:]
+    assert line.startswith("colab_setup.sh: no torch-tensorrt 2.10.* for torch")
+    assert "Done." not in result.stdout
+
+
+TORCH_TENSORRT_2_9 = [  # its Requires-Dist for a CUDA 12 build, as v2.9.0's setup.py writes them
+    "torch<2.10.0,>=2.9.0",
+    "tensorrt<10.14.0,>=10.13.0",
+    "tensorrt-cu12<10.14.0,>=10.13.0",
+    "tensorrt-cu12-bindings<10.14.0,>=10.13.0",
+    "tensorrt-cu12-libs<10.14.0,>=10.13.0",
+    "packaging>=23",
+]
+
+
+def test_tensorrt_s_packages_follow_torch_s_cuda_major_not_the_bare_tensorrt(tmp_path):
+    """torch-tensorrt 2.9 also lists `tensorrt`, whose 10.13 pulls tensorrt_cu13 and CUDA 13."""
+    env = fake_runtime(tmp_path, torch_cuda="12.6", version_py="13.0", requires=TORCH_TENSORRT_2_9)
+    result = run_script(env)
+    (dependencies,) = [
+        line for line in result.stdout.splitlines() if "pip install" in line and "--extra" in line
+    ]
+    assert "'tensorrt-cu12<10.14.0,>=10.13.0'" in dependencies and "packaging" in dependencies
+    assert "'tensorrt<" not in dependencies and "torch-tensorrt" not in dependencies
+
+
+def test_check_fails_when_tensorrt_of_another_cuda_is_installed(tmp_path):
+    others = {"tensorrt-cu13": "10.13.3.9", "tensorrt-cu12": "10.13.3.9"}
+    env = fake_runtime(tmp_path, torch_cuda="12.6", version_py="12.6", also_installed=others)
+    result = run_script(env, "--check")
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert "TensorRT for another CUDA (tensorrt-cu13)" in line and "CUDA 12.6" in line
+    assert "pip uninstall -y tensorrt-cu13 tensorrt" in line
+    assert "--force-reinstall --no-deps 'tensorrt-cu12==10.13.3.9'" in line

@@ -203,7 +203,8 @@ def test_lesson_helpers_stay_small():
     # 5,605: and every decoding verdict that NaN can reach says not judged (decoding_claims).
     # 5,611: a path outside its own reference's gate is "outside", not "wrong" (results.py).
     # 5,613: 08's title verdict names its bounds as over the compiled step, not over generate.
-    assert lines <= 5613, f"helpers/ (without tools/) has {lines} lines"
+    # 5,625: 07's save says where Torch-TensorRT's save has no dynamic_shapes (before 2.11).
+    assert lines <= 5625, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(

@@ -290,3 +290,17 @@ def test_cache_result_without_both_rebuilds():
         "not judged: a start with the cache failed before its first output (table above)",
     )
     assert tf.cache_result([], "no GPU")[1] == "not testable here: no GPU"
+
+
+def test_a_save_without_dynamic_shapes_is_named_before_the_batch_is_trusted():
+    """2.11 added ``dynamic_shapes`` to ``save``; 2.8-2.10 swallow it in ``**kwargs``."""
+
+    def save_2_11(module, file_path, *, arg_inputs=None, retrace=True, dynamic_shapes=None, **kw):
+        return None
+
+    def save_2_10(module, file_path, *, arg_inputs=None, retrace=True, **kwargs):
+        return None
+
+    assert tf.save_dynamic_note(types.SimpleNamespace(__version__="2.11.0", save=save_2_11)) == ""
+    note = tf.save_dynamic_note(types.SimpleNamespace(__version__="2.10.0", save=save_2_10))
+    assert "2.10.0" in note and "only the batch it was saved with" in note
