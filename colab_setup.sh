@@ -5,7 +5,7 @@
 #   bash colab_setup.sh --dry-run            # print the commands only
 #   bash colab_setup.sh --dry-run --torch-version 2.9.1+cu128
 #   bash colab_setup.sh --dry-run --torch-version 2.10.0 --torch-cuda 12.6
-#   bash colab_setup.sh --check              # only check torch-tensorrt's CUDA against torch's
+#   bash colab_setup.sh --check              # only check torch-tensorrt's and TensorRT's CUDA
 #
 # torch-tensorrt X.Y requires torch X.Y exactly, and an unpinned install replaces the
 # runtime's torch with another CUDA build. So we read the installed torch, pin it with a
@@ -43,7 +43,8 @@ run() {
 }
 
 # Exit 0 if the installed torch-tensorrt (of release X.Y, if given) is built for torch's CUDA
-# major; else one line on stderr saying what to do, and exit 1. Reads torch-tensorrt's CUDA
+# major and no TensorRT package of another CUDA major is installed; else one line on stderr
+# saying what to do, and exit 1. Reads torch-tensorrt's CUDA
 # without importing it: an import can fail precisely because the builds do not match.
 check_cuda_match() {
   python3 - "${1:-}" <<'PY'
@@ -105,8 +106,9 @@ if cuda.split(".")[0] != torch_cuda.split(".")[0]:
          f"for CUDA {torch_cuda}; reinstall it from torch's index: pip install --force-reinstall "
          f"--no-deps 'torch-tensorrt=={release}.*' --index-url {index}")
 major = torch_cuda.split(".")[0]
-installed = {(d.metadata["Name"] or "").lower().replace("_", "-"): d.version
-             for d in metadata.distributions()}
+installed = {}
+for d in metadata.distributions():  # the first of a name is the one Python imports
+    installed.setdefault((d.metadata["Name"] or "").lower().replace("_", "-"), d.version)
 others = sorted(n for n in installed if cuda_of(n) not in (None, major))
 if others:  # torch-tensorrt 2.9's bare `tensorrt` requirement pulls CUDA 13's into CUDA 12
     ours = " ".join(f"'{n}=={v}'" for n, v in sorted(installed.items()) if cuda_of(n) == major)
@@ -247,7 +249,7 @@ elif [ "$DRY_RUN" = 0 ]; then
     CUDA_PROBLEM="$CHECKED"
   fi
 else
-  echo "+ check that torch-tensorrt's CUDA major is torch's (${TORCH_CUDA%%.*}); exit 1 if not"
+  echo "+ check that torch-tensorrt's CUDA major, and TensorRT's, is torch's (${TORCH_CUDA%%.*}); exit 1 if not"
 fi
 # requirements.txt raises transformers to the release the series needs; torch stays pinned.
 run "$PIP -r '$HERE/requirements.txt' nvidia-modelopt -c '$CONSTRAINTS'"

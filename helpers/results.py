@@ -177,8 +177,8 @@ def gate_and_time(
     be held to FP32's tolerance.
 
     The first call is gated, and so is a settled call after the warm-up and another after
-    the timed calls (``settled_diff``): a path wrong once settled is "wrong" and keeps no
-    timing. The ``iterations`` timed calls are split over ``rounds``; each round times
+    the timed calls (``settled_diff``): a path wrong once settled is "wrong" (or "outside")
+    and keeps no timing. The ``iterations`` timed calls are split over ``rounds``; each round times
     every candidate in turn. ``max_seconds`` caps each candidate's warm-up and its timing
     across all rounds. Wrong candidates are reported and never timed. Where a path's round
     medians spread beyond the series' limit, every path is timed once more and the new rounds

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import packaging
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "colab_setup.sh"
@@ -158,9 +159,11 @@ def fake_runtime(
     failing = (
         f'"-m pip "*"{pip_fails_on}"*) echo "pip: no match" >&2; exit 1 ;; ' if pip_fails_on else ""
     )
-    python3.write_text(  # pip and the closing report (helpers on a real torch) do nothing
+    shutil.copytree(Path(packaging.__file__).parent, site / "packaging")  # the script reads it
+    python3.write_text(  # pip and the closing report (helpers on a real torch) do nothing;
+        # -S: only the fake site, never a TensorRT this machine may have installed
         f'#!/bin/sh\ncase "$*" in {failing}"-m pip "*|*"import helpers"*) exit 0 ;; esac\n'
-        f'exec "{sys.executable}" "$@"\n'
+        f'exec "{sys.executable}" -S "$@"\n'
     )
     python3.chmod(0o755)
     return {

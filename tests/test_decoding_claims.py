@@ -132,7 +132,14 @@ def test_title_claim_noise_and_bounds():
     assert "4x needs" not in roomy
     generate_only = dc.title_claim(noisy=[], generate_noisy=["batch 64 faster than 1"], **args)
     assert not generate_only.verdict.startswith(NOT_JUDGED)
-    assert "6.0x is not judged" in generate_only.verdict
+    assert (
+        "6.0x is not judged" in generate_only.verdict and len(generate_only.verdict.split()) <= 30
+    )
+    assert "batch 64 faster than 1" in generate_only.measured  # why, beside the numbers
+    three_noisy = dc.title_claim(noisy=[], generate_noisy=["a", "b"], **{**args, "headroom": three})
+    assert len(three_noisy.verdict.split()) <= 30
+    no_roof = dc.title_claim(noisy=[], **{**args, "headroom": {}}).verdict
+    assert no_roof.endswith("no roof bound here") and "( weights)" not in no_roof
     assert "caps any engine at 1.4x this step (bf16)" in generate_only.verdict
     both = dc.title_claim(noisy=["step"], generate_noisy=["generate"], **args).verdict
     assert both == f"{NOT_JUDGED}: step; generate"

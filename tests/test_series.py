@@ -497,13 +497,15 @@ from helpers.results import PathResult
 from helpers.timing import LatencyStats
 p = dict(model_name=model_name, batch_size=batch_size, seq_len=seq_len)
 eager = PathResult("eager fp32", "ok", latency=LatencyStats.from_samples([MS, MS], "t"))
-h.save_record("{name}", parameters=p, environment={{}}, output_dir=output_dir, results=[eager])"""
+env = {{"device": DEVICE}}
+h.save_record("{name}", parameters=p, environment=env, output_dir=output_dir, results=[eager])"""
 
 
-def eager_stubs(root: Path, medians: dict[str, float]) -> None:
+def eager_stubs(root: Path, medians: dict[str, float], device: str = "cuda") -> None:
     for name, ms in medians.items():
         notebook = nbformat.read(root / "notebooks" / f"{name}.ipynb", as_version=4)
-        notebook.cells[1].source = f"MS = {ms}\n" + EAGER_RECORD.format(name=name.replace("_", "-"))
+        stub = f"MS, DEVICE = {ms}, {device!r}\n"
+        notebook.cells[1].source = stub + EAGER_RECORD.format(name=name.replace("_", "-"))
         nbformat.write(notebook, root / "notebooks" / f"{name}.ipynb")
 
 
@@ -531,8 +533,12 @@ def test_eager_fp32_beyond_the_rule_between_notebooks_of_one_run_is_never_publis
     assert main(["--publish", "--only", "01"]) == 1
     assert "6.700 ms in notebook 02 of this run" in entry(1)["attempt"]["error"]
     assert (records / "01-stub_roberta-base_b16_s32.json").read_text() == published
+    assert "under a new SERIES_RUN_ID" in entry(1)["attempt"]["error"]  # the way out
     monkeypatch.setenv("SERIES_RUN_ID", "another run")  # another run's records do not count
     assert main(["--publish", "--only", "03"]) == 0
+    monkeypatch.setenv("SERIES_RUN_ID", "a CPU run")  # a CPU's timings are not the lesson
+    eager_stubs(root, {"01_stub": 7.8, "02_stub": 3.0}, device="cpu")
+    assert main(["--only", "01,02"]) == 0
 
 
 def test_a_noisy_emulated_run_leaves_the_committed_records_as_they_were(project):

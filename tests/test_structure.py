@@ -204,7 +204,8 @@ def test_lesson_helpers_stay_small():
     # 5,611: a path outside its own reference's gate is "outside", not "wrong" (results.py).
     # 5,613: 08's title verdict names its bounds as over the compiled step, not over generate.
     # 5,625: 07's save says where Torch-TensorRT's save has no dynamic_shapes (before 2.11).
-    assert lines <= 5625, f"helpers/ (without tools/) has {lines} lines"
+    # 5,628: 08's title verdict keeps generate's noise beside the numbers, under 30 words.
+    assert lines <= 5628, f"helpers/ (without tools/) has {lines} lines"
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import ast
 import contextlib
 import functools
 import json
+import math
 import os
 import re
 import signal
@@ -211,7 +212,7 @@ def noise_of(records: Path, number: str, since: float, run_id: str | None = None
     then eager FP32 against the other notebooks of run ``run_id`` (``baseline_moves``)."""
     reasons: list[str] = []
     for path, record in records_since(records, number, since):
-        if record is None:
+        if not isinstance(record, dict):
             reasons.append(f"its record {path.name} could not be read")
         else:
             reasons += record.get("noisy") or []
@@ -222,10 +223,14 @@ def noise_of(records: Path, number: str, since: float, run_id: str | None = None
 
 
 def eager_fp32_ms(record: dict) -> float | None:
-    """A record's eager FP32 median, the series' baseline (None where it timed none)."""
+    """A record's eager FP32 median on a GPU, the series' baseline (None where it timed none,
+    timed it on a CPU, whose timings are not the lesson, or kept no usable number)."""
+    if (record.get("environment") or {}).get("device") != "cuda":
+        return None
     for result in record.get("results") or []:
         if result.get("name") == "eager fp32" and result.get("latency"):
-            return result["latency"]["median_ms"]
+            ms = result["latency"]["median_ms"]
+            return ms if isinstance(ms, int | float) and 0 < ms < math.inf else None
     return None
 
 
@@ -233,7 +238,7 @@ def run_baselines(records: Path, run_id: str, tag: str) -> dict[str, float]:
     """Eager FP32 medians by notebook number, from the records of run ``run_id`` at ``tag``."""
     found = {}
     for path in sorted(records.glob("*.json")):
-        with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError):
             record = json.loads(path.read_text())  # JSONDecodeError is a ValueError
             if record.get("run_id") == run_id and record_workload_tag(record) == tag:
                 if (ms := eager_fp32_ms(record)) is not None:

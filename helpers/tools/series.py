@@ -14,7 +14,8 @@ ok into results/ and figures/. Every value is checked with each notebook's own c
 before the first kernel starts. A notebook's run replaces its last good one only when it
 finishes ok; a failed, interrupted (Ctrl-C) or noisy run is kept beside it; --resume reruns it.
 SERIES_RUN_ID, where set, names the run: invocations that share it (``--only`` parts on one
-machine) are one run for the checks across notebooks, such as eager FP32's in 01-03.
+machine) are one run for the checks across notebooks: every notebook that times eager FP32 on
+a GPU must agree with the others of its run within 1.3x, or it is noisy.
 """
 
 from __future__ import annotations
@@ -449,7 +450,10 @@ def run_jobs(jobs, args, root: Path, run_dir: str, status: dict, status_path: Pa
             outcome = "failed" if error else "ok"
             run_id = os.environ.get("SERIES_RUN_ID")  # set for the kernels: this run's
             if not error and (noise := noise_of(records, number, since, run_id)):
-                error = f"noisy by the series' rules ({noise}): rerun it; the last good run stays"
+                how = "rerun it"  # a rerun in this run is held to the same notebooks:
+                if "of this run" in noise:  # their baseline may be the one that moved
+                    how = "rerun it with those notebooks under a new SERIES_RUN_ID"
+                error = f"noisy by the series' rules ({noise}): {how}; the last good run stays"
                 outcome = "noisy"  # kept beside the good notebook, never published
                 set_aside(records, number, since, before)
             elif not error:
