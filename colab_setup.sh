@@ -225,8 +225,9 @@ elif [ -n "$CUDA_TAG" ]; then
   elif [ "$DRY_RUN" = 1 ]; then  # its requirements are read from the installed package
     run "$PIP <the requirements of '$PIN' for CUDA ${TORCH_CUDA%%.*}>" \
       "--extra-index-url '$INDEX' -c '$CONSTRAINTS'"
-  else  # without packaging to read them, torch-tensorrt's own list, as pip would take it
-    DEPS="$(trt_dependencies "${TORCH_CUDA%%.*}" 2>/dev/null)" || DEPS="'$PIN'"
+  else
+    DEPS="$(trt_dependencies "${TORCH_CUDA%%.*}" 2>/dev/null)" || true
+    # where they cannot be read (no packaging), torch-tensorrt's own list, as pip would take it
     if ! run "$PIP ${DEPS:-"'$PIN'"} --extra-index-url '$INDEX' -c '$CONSTRAINTS'"; then
       TRT_PROBLEM="colab_setup.sh: TensorRT, torch-tensorrt's dependency, did not install (pip's"
       TRT_PROBLEM+=" message above); the series runs without TensorRT meanwhile"

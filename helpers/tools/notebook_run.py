@@ -211,13 +211,14 @@ def noise_of(records: Path, number: str, since: float, run_id: str | None = None
     records it wrote into ``records`` since ``since``: its own (``lesson.finish(noisy=...)``),
     then eager FP32 against the other notebooks of run ``run_id`` (``baseline_moves``)."""
     reasons: list[str] = []
-    for path, record in records_since(records, number, since):
+    new = records_since(records, number, since)  # read once, for both rules
+    for path, record in new:
         if not isinstance(record, dict):
             reasons.append(f"its record {path.name} could not be read")
         else:
             reasons += record.get("noisy") or []
     said = "; ".join(reasons)  # 02 and 03 check notebook 01 themselves, and say so
-    moves = baseline_moves(records, number, since, run_id)
+    moves = baseline_moves(records, number, [record for _, record in new], run_id)
     reasons += [why for them, why in moves.items() if f"in notebook {them} of this run" not in said]
     return "; ".join(reasons)
 
@@ -246,16 +247,17 @@ def run_baselines(records: Path, run_id: str, tag: str) -> dict[str, float]:
     return found
 
 
-def baseline_moves(records: Path, number: str, since: float, run_id: str | None) -> dict:
-    """Why, by the other notebook's number, notebook ``number``'s new records time eager FP32
-    beyond the series' 1.3x rule from another notebook of run ``run_id`` at the same workload.
+def baseline_moves(records: Path, number: str, new: list, run_id: str | None) -> dict:
+    """Why, by the other notebook's number, notebook ``number``'s ``new`` records (parsed)
+    time eager FP32 beyond the series' 1.3x rule from another notebook of run ``run_id`` in
+    ``records`` at the same workload.
 
     Every notebook that times eager FP32 is held to every other of its run, 01 included and
     whichever ran first: a host that slows for a few minutes must not leave one run's
     notebooks reading different baselines (its speed-ups over eager FP32 would then differ).
     """
     moves = {}
-    for _, record in records_since(records, number, since) if run_id else []:
+    for record in new if run_id else []:
         with contextlib.suppress(KeyError, TypeError, AttributeError):
             mine = eager_fp32_ms(record) if record.get("run_id") == run_id else None
             others = run_baselines(records, run_id, record_workload_tag(record)) if mine else {}
