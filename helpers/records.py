@@ -112,9 +112,12 @@ def run_median(output_dir: str | Path, notebook: str, tag: str, path: str) -> fl
     if not (run_id and record_path.exists()):
         return None
     record = json.loads(record_path.read_text())
-    if record.get("run_id") != run_id:
-        return None
-    for result in record.get("results", []):
+    return path_median(record, path) if record.get("run_id") == run_id else None
+
+
+def path_median(record: dict, path: str) -> float | None:
+    """The median latency a record kept for ``path`` (a result's name), else None."""
+    for result in record.get("results") or []:
         if result.get("name") == path and result.get("latency"):
             return result["latency"]["median_ms"]
     return None

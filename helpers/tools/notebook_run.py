@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 
 from helpers.claims import baseline_moved
-from helpers.records import number_of, workload_tag
+from helpers.records import number_of, path_median, workload_tag
 
 #: Kineto (torch.profiler) prints "USDT: ... profiler_start/stop" at its top level, 5,
 #: whatever its level below that; 6 keeps those lines out of the terminal and the outputs.
@@ -228,11 +228,8 @@ def eager_fp32_ms(record: dict) -> float | None:
     timed it on a CPU, whose timings are not the lesson, or kept no usable number)."""
     if (record.get("environment") or {}).get("device") != "cuda":
         return None
-    for result in record.get("results") or []:
-        if result.get("name") == "eager fp32" and result.get("latency"):
-            ms = result["latency"]["median_ms"]
-            return ms if isinstance(ms, int | float) and 0 < ms < math.inf else None
-    return None
+    ms = path_median(record, "eager fp32")
+    return ms if isinstance(ms, int | float) and 0 < ms < math.inf else None
 
 
 def run_baselines(records: Path, run_id: str, tag: str) -> dict[str, float]:
