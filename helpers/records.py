@@ -109,15 +109,11 @@ def run_median(output_dir: str | Path, notebook: str, tag: str, path: str) -> fl
     """
     record_path = output_path(output_dir, "results", "records", f"{notebook}_{tag}.json")
     run_id = os.environ.get("SERIES_RUN_ID")
-    if not (run_id and record_path.exists()):
-        return None
-    record = json.loads(record_path.read_text())
-    return path_median(record, path) if record.get("run_id") == run_id else None
+    record = json.loads(record_path.read_text()) if run_id and record_path.exists() else {}
+    return path_median(record, path) if run_id and record.get("run_id") == run_id else None
 
 
 def path_median(record: dict, path: str) -> float | None:
     """The median latency a record kept for ``path`` (a result's name), else None."""
-    for result in record.get("results") or []:
-        if result.get("name") == path and result.get("latency"):
-            return result["latency"]["median_ms"]
-    return None
+    found = (r for r in record.get("results") or [] if r.get("name") == path and r.get("latency"))
+    return next((r["latency"]["median_ms"] for r in found), None)
