@@ -786,3 +786,46 @@ def test_the_committed_records_of_one_run_agree_on_eager_fp32(folder):
     assert by_run  # the folder holds such records
     for key, medians in by_run.items():
         assert max(medians.values()) / min(medians.values()) <= 1.3, (key, medians)
+
+
+def test_a_kernel_that_did_not_start_is_started_once_more_and_a_second_failure_is_kept(
+    project, monkeypatch, capsys
+):
+    import papermill
+
+    calls = []
+
+    def dies_then_runs(input_path, output_path, **kwargs):
+        calls.append(output_path)
+        if len(calls) == 1:  # as jupyter_client says when another process took its port
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        Path(output_path).write_text(Path(input_path).read_text())
+
+    monkeypatch.setattr(papermill, "execute_notebook", dies_then_runs)
+    assert main(["--only", "01"]) == 0
+    assert len(calls) == 2 and "its kernel did not start" in capsys.readouterr().out
+
+    def always_dies(input_path, output_path, **kwargs):
+        calls.append(output_path)
+        raise RuntimeError("Kernel died before replying to kernel_info")
+
+    calls.clear()
+    monkeypatch.setattr(papermill, "execute_notebook", always_dies)
+    assert main(["--only", "01"]) == 1
+    assert len(calls) == 2  # once more, not forever
+    entry = json.loads((project / "runs" / "latest" / "results" / "run-status.json").read_text())
+    assert "Kernel died" in entry["01_stub_roberta-base_b16_s32"]["attempt"]["error"]
+
+
+def test_a_cell_that_fails_is_not_run_again(project, monkeypatch):
+    import papermill
+
+    calls = []
+
+    def fails(input_path, output_path, **kwargs):
+        calls.append(output_path)
+        raise RuntimeError("the engine did not build")
+
+    monkeypatch.setattr(papermill, "execute_notebook", fails)
+    assert main(["--only", "01"]) == 1
+    assert len(calls) == 1

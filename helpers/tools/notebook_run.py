@@ -93,27 +93,37 @@ def execute(notebook: Path, target: Path, params: dict, args: argparse.Namespace
     """
     import papermill
 
-    try:
-        with ctrl_c_noted():
-            papermill.execute_notebook(
-                str(notebook),
-                str(target),
-                parameters=params,
-                kernel_name=args.kernel,
-                cwd=str(notebook.parent),
-                progress_bar=False,
-                execution_timeout=args.timeout,
-                config=kernel_config(),
-                kernel_manager_class=kernel_manager_class(),
-            )
-        error = ""
-    except Exception as exc:  # PapermillExecutionError carries the cell's error
-        error = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
-    finally:
-        if target.exists():  # a partial notebook too: it shows what ran, with its values
-            fold_parameters(target)
-            note_adjusted(target)
+    for attempt in (1, 2):  # a second only where the kernel never started: no cell ran
+        try:
+            with ctrl_c_noted():
+                papermill.execute_notebook(
+                    str(notebook),
+                    str(target),
+                    parameters=params,
+                    kernel_name=args.kernel,
+                    cwd=str(notebook.parent),
+                    progress_bar=False,
+                    execution_timeout=args.timeout,
+                    config=kernel_config(),
+                    kernel_manager_class=kernel_manager_class(),
+                )
+            error = ""
+        except Exception as exc:  # PapermillExecutionError carries the cell's error
+            error = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
+        finally:
+            if target.exists():  # a partial notebook too: it shows what ran, with its values
+                fold_parameters(target)
+                note_adjusted(target)
+        if attempt == 1 and KERNEL_NOT_STARTED in error:
+            print(f"{notebook.stem}: its kernel did not start ({error}); starting another")
+            continue
+        return error
     return error
+
+
+#: jupyter_client's words for a kernel that died while starting, as when another process took
+#: one of the ports it had chosen (ZMQError: Address already in use); no cell has run then.
+KERNEL_NOT_STARTED = "Kernel died before replying to kernel_info"
 
 
 def fold_parameters(path: Path) -> None:
