@@ -94,6 +94,7 @@ def execute(notebook: Path, target: Path, params: dict, args: argparse.Namespace
     import papermill
 
     for attempt in (1, 2):  # a second only where the kernel never started: no cell ran
+        cell_ran = False
         try:
             with ctrl_c_noted():
                 papermill.execute_notebook(
@@ -110,15 +111,15 @@ def execute(notebook: Path, target: Path, params: dict, args: argparse.Namespace
             error = ""
         except Exception as exc:  # PapermillExecutionError carries the cell's error
             error = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
+            cell_ran = isinstance(exc, papermill.PapermillExecutionError)
         finally:
             if target.exists():  # a partial notebook too: it shows what ran, with its values
                 fold_parameters(target)
                 note_adjusted(target)
-        if attempt == 1 and KERNEL_NOT_STARTED in error:
-            print(f"{notebook.stem}: its kernel did not start ({error}); starting another")
-            continue
-        return error
-    return error
+        if attempt == 2 or not error or cell_ran or KERNEL_NOT_STARTED not in error:
+            return error
+        print(f"{notebook.stem}: its kernel did not start ({error}); starting another")
+    return error  # not reached: the second attempt returns
 
 
 #: jupyter_client's words for a kernel that died while starting, as when another process took
