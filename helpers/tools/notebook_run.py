@@ -89,37 +89,43 @@ def ctrl_c_noted():
 def execute(notebook: Path, target: Path, params: dict, args: argparse.Namespace) -> str:
     """Run one notebook into ``target``; return '' or 'ErrorName: message'.
 
+    A kernel that died while starting, before any cell ran, is started once more.
     A KeyboardInterrupt goes on to the caller once papermill has stopped the kernel.
     """
+    error, cell_ran = execute_once(notebook, target, params, args)
+    if error and not cell_ran and KERNEL_NOT_STARTED in error:
+        print(f"{notebook.stem}: its kernel did not start ({error}); starting another")
+        error, _ = execute_once(notebook, target, params, args)
+    return error
+
+
+def execute_once(
+    notebook: Path, target: Path, params: dict, args: argparse.Namespace
+) -> tuple[str, bool]:
+    """One papermill run: its error ('' if none) and whether a cell ran before it."""
     import papermill
 
-    for attempt in (1, 2):  # a second only where the kernel never started: no cell ran
-        cell_ran = False
-        try:
-            with ctrl_c_noted():
-                papermill.execute_notebook(
-                    str(notebook),
-                    str(target),
-                    parameters=params,
-                    kernel_name=args.kernel,
-                    cwd=str(notebook.parent),
-                    progress_bar=False,
-                    execution_timeout=args.timeout,
-                    config=kernel_config(),
-                    kernel_manager_class=kernel_manager_class(),
-                )
-            error = ""
-        except Exception as exc:  # PapermillExecutionError carries the cell's error
-            error = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
-            cell_ran = isinstance(exc, papermill.PapermillExecutionError)
-        finally:
-            if target.exists():  # a partial notebook too: it shows what ran, with its values
-                fold_parameters(target)
-                note_adjusted(target)
-        if attempt == 2 or not error or cell_ran or KERNEL_NOT_STARTED not in error:
-            return error
-        print(f"{notebook.stem}: its kernel did not start ({error}); starting another")
-    return error  # not reached: the second attempt returns
+    try:
+        with ctrl_c_noted():
+            papermill.execute_notebook(
+                str(notebook),
+                str(target),
+                parameters=params,
+                kernel_name=args.kernel,
+                cwd=str(notebook.parent),
+                progress_bar=False,
+                execution_timeout=args.timeout,
+                config=kernel_config(),
+                kernel_manager_class=kernel_manager_class(),
+            )
+        return "", False
+    except Exception as exc:  # PapermillExecutionError carries the cell's error
+        error = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
+        return error, isinstance(exc, papermill.PapermillExecutionError)
+    finally:
+        if target.exists():  # a partial notebook too: it shows what ran, with its values
+            fold_parameters(target)
+            note_adjusted(target)
 
 
 #: jupyter_client's words for a kernel that died while starting, as when another process took
